@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "MotionServer",
+    products: [
+        .library(name: "MotionEngine", targets: ["MotionEngine"]),
+        .executable(name: "motion-server", targets: ["MotionServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(name: "MotionEngine"),
+        .executableTarget(
+            name: "MotionServer",
+            dependencies: [
+                "MotionEngine",
+                "CMicroHTTPD",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            // openapi.yaml is a link to the repository's copy, compiled into the binary.
+            resources: [.embedInCode("openapi.yaml")]
+        ),
+        .testTarget(name: "MotionEngineTests", dependencies: ["MotionEngine"]),
+        .testTarget(name: "MotionServerTests", dependencies: ["MotionEngine"]),
+    ]
+)

@@ -1,0 +1,41 @@
+// Thin C surface over libmicrohttpd for Swift: the variadic calls Swift cannot make, and
+// constants that do not import. No logic lives here.
+#ifndef MOTION_CMICROHTTPD_SHIM_H
+#define MOTION_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// MHD_start_daemon with the options MotionServer uses (all non-variadic arguments).
+static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port,
+        const struct sockaddr *bind_address,
+        MHD_AccessHandlerCallback handler, void *handler_cls,
+        MHD_RequestCompletedCallback completed, void *completed_cls,
+        unsigned int thread_pool_size, unsigned int connection_timeout,
+        unsigned int connection_limit, size_t connection_memory_limit,
+        unsigned int listen_backlog) {
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+        MHD_OPTION_SOCK_ADDR, bind_address,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+        MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (after binding port 0).
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
+static inline ssize_t cmhd_content_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+static inline ssize_t cmhd_content_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+
+#endif

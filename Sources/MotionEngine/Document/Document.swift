@@ -1,0 +1,102 @@
+/// The timeline document every computing endpoint takes (API §1), decoded and validated.
+public struct TimelineDocument: Sendable {
+    /// Sampling rate of the virtual clock, frames per second.
+    public var fps: Double
+    /// The object being animated.
+    public var target: JSONObject
+    /// Named motion specs (motion-interchange), kept as given.
+    public var specs: JSONObject
+    public var motion: MotionNode
+    /// The sampled interval; nil means `[0, total duration]`.
+    public var window: TimeWindow?
+    public var output: OutputOptions
+}
+
+/// A closed interval of virtual time, seconds.
+public struct TimeWindow: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+
+    public init(start: Double, end: Double) {
+        self.start = start
+        self.end = end
+    }
+}
+
+public struct OutputOptions: Sendable, Equatable {
+    public enum Layout: String, Sendable, Equatable {
+        /// Columnar: `times` plus one `values` array per track.
+        case tracks
+        /// One row per frame with whole values keyed by property path.
+        case frames
+    }
+
+    public var layout: Layout = .tracks
+    public var events = true
+    public var final = true
+
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true) {
+        self.layout = layout
+        self.events = events
+        self.final = final
+    }
+}
+
+/// `repeat`: extra cycles after the first.
+public enum Repetition: Sendable, Equatable {
+    case count(Int)
+    case infinite
+}
+
+/// Timing fields shared by every node (API §3).
+public struct NodeTiming: Sendable, Equatable {
+    /// Seconds before the node starts; applies once, not per repeat.
+    public var delay: Double = 0
+    public var repetition: Repetition = .count(0)
+    public var reverses = false
+    /// Pause between cycles, seconds.
+    public var repeatDelay: Double = 0
+
+    public init(delay: Double = 0, repetition: Repetition = .count(0), reverses: Bool = false, repeatDelay: Double = 0) {
+        self.delay = delay
+        self.repetition = repetition
+        self.reverses = reverses
+        self.repeatDelay = repeatDelay
+    }
+}
+
+/// One motion node of the document tree.
+public indirect enum MotionNode: Sendable {
+    case tween(TweenNode)
+
+    /// The node's id in events: its `id`, or its JSON pointer.
+    public var id: String {
+        switch self {
+        case .tween(let node): return node.id
+        }
+    }
+}
+
+/// `tween`: duration + easing (MotionMachine `Motion`).
+public struct TweenNode: Sendable {
+    public var id: String
+    public var pointer: String
+    public var timing: NodeTiming
+    /// Leg duration in seconds; nil when every property carries its own.
+    public var duration: Double?
+    public var easing: Easing
+    public var reverseEasing: Easing?
+    public var properties: [TweenProperty]
+}
+
+/// One `properties` entry of a tween.
+public struct TweenProperty: Sendable {
+    public var pointer: String
+    public var path: PropertyPath
+    /// Explicit start value; nil means "the current value when the node starts".
+    public var from: JSON?
+    public var to: JSON
+    public var easing: Easing?
+    public var duration: Double?
+    public var delay: Double?
+}

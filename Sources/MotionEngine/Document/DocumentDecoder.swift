@@ -1,0 +1,239 @@
+/// Decodes and validates a timeline document, reporting every problem at once.
+public struct DocumentDecoder: Sendable {
+    public var limits: EngineLimits
+
+    public init(limits: EngineLimits = .default) { self.limits = limits }
+
+    /// Node types the contract names that this build does not compute yet.
+    static let plannedNodeTypes: Set<String> = ["physics", "spring", "decay", "path", "pathPhysics", "group", "sequence"]
+    static let nodeTypes = ["tween"] + plannedNodeTypes.sorted()
+
+    /// Parses and decodes a request body.
+    public func decode(_ body: [UInt8]) throws(DocumentError) -> TimelineDocument {
+        let json: JSON
+        do {
+            json = try JSONParser.parse(body)
+        } catch {
+            throw DocumentError([Problem(pointer: "", message: "malformed JSON at byte \(error.offset): \(error.message)", kind: .malformed)])
+        }
+        return try decode(json)
+    }
+
+    public func decode(_ json: JSON) throws(DocumentError) -> TimelineDocument {
+        let diagnostics = Diagnostics()
+        let document = decode(json, diagnostics)
+        try diagnostics.check()
+        guard let document else {
+            throw DocumentError([Problem(pointer: "", message: "invalid document", kind: .malformed)])
+        }
+        return document
+    }
+
+    func decode(_ json: JSON, _ diagnostics: Diagnostics) -> TimelineDocument? {
+        guard let root = ObjectReader.expecting(json, at: "", diagnostics) else { return nil }
+
+        var fps = 60.0
+        if let value = root.number("fps") {
+            let maximum = min(1000, limits.maxFPS)
+            if value < 1 || value > 1000 {
+                diagnostics.invalid(root.pointer("fps"), "must be between 1 and 1000, not \(format(value))")
+            } else if value > maximum {
+                diagnostics.invalid(root.pointer("fps"), "exceeds the fps limit of \(format(maximum)) (max-fps)")
+            } else {
+                fps = value
+            }
+        }
+
+        let target = root.object("target")?.consumeAll() ?? JSONObject()
+        let specs = root.object("specs")?.consumeAll() ?? JSONObject()
+
+        var window: TimeWindow?
+        if let reader = root.object("window") {
+            let start = reader.number("start", required: true)
+            let end = reader.number("end", required: true)
+            reader.finish()
+            if let start, let end {
+                if start < 0 {
+                    diagnostics.invalid(reader.pointer("start"), "must not be negative")
+                } else if end < start {
+                    diagnostics.invalid(reader.pointer("end"), "must not be before window.start (\(format(start)))")
+                } else {
+                    window = TimeWindow(start: start, end: end)
+                }
+            }
+        }
+
+        var output = OutputOptions()
+        if let reader = root.object("output") {
+            if let layout = reader.string("layout") {
+                if let value = OutputOptions.Layout(rawValue: layout) {
+                    output.layout = value
+                } else {
+                    diagnostics.invalid(reader.pointer("layout"), "unknown layout '\(layout)'; expected 'tracks' or 'frames'")
+                }
+            }
+            output.events = reader.bool("events") ?? true
+            output.final = reader.bool("final") ?? true
+            for reserved in ["format", "simplify"] where reader.value(reserved) != nil {
+                diagnostics.invalid(reader.pointer(reserved), "output.\(reserved) is reserved for a later version and not supported yet")
+            }
+            reader.finish()
+        }
+
+        var propertyCount = 0
+        var motion: MotionNode?
+        if let value = root.value("motion", required: true) {
+            motion = decodeNode(value, at: "/motion", depth: 0, propertyCount: &propertyCount, diagnostics)
+        }
+        root.finish()
+
+        guard let motion else { return nil }
+        return TimelineDocument(fps: fps, target: target, specs: specs, motion: motion, window: window, output: output)
+    }
+
+    // MARK: - Nodes
+
+    func decodeNode(_ json: JSON, at pointer: String, depth: Int, propertyCount: inout Int, _ diagnostics: Diagnostics) -> MotionNode? {
+        guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
+        guard let type = reader.string("type", required: true) else {
+            reader.accept(contentsOf: reader.object.keys)
+            return nil
+        }
+        switch type {
+        case "tween":
+            return decodeTween(reader, propertyCount: &propertyCount, diagnostics).map(MotionNode.tween)
+        default:
+            reader.accept(contentsOf: reader.object.keys)
+            if Self.plannedNodeTypes.contains(type) {
+                diagnostics.invalid(reader.pointer("type"), "node type '\(type)' is not supported by this server version yet")
+            } else {
+                diagnostics.invalid(reader.pointer("type"), "unknown node type '\(type)'; expected one of \(Self.nodeTypes.joined(separator: ", "))")
+            }
+            return nil
+        }
+    }
+
+    /// The fields every node shares: `id`, `delay`, `repeat`, `reverses`, `repeatDelay`.
+    func decodeCommon(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> (id: String, timing: NodeTiming) {
+        var timing = NodeTiming()
+        let id = reader.string("id") ?? reader.pointer
+        if let delay = reader.nonNegative("delay") { timing.delay = delay }
+        if let value = reader.value("repeat") {
+            switch value {
+            case .string("infinite"):
+                timing.repetition = .infinite
+            case .number(let n) where n == n.rounded() && abs(n) < 9e15:
+                if n < 0 {
+                    diagnostics.invalid(reader.pointer("repeat"), "must not be negative")
+                } else {
+                    timing.repetition = .count(Int(n))
+                }
+            default:
+                diagnostics.malformed(reader.pointer("repeat"), "must be an integer ≥ 0 or \"infinite\", not \(describe(value))")
+            }
+        }
+        if let reverses = reader.bool("reverses") { timing.reverses = reverses }
+        if let repeatDelay = reader.nonNegative("repeatDelay") { timing.repeatDelay = repeatDelay }
+        if reader.value("timing") != nil {
+            diagnostics.invalid(reader.pointer("timing"), "motion specs ('timing') are not supported by this server version yet")
+        }
+        return (id, timing)
+    }
+
+    func decodeTween(_ reader: ObjectReader, propertyCount: inout Int, _ diagnostics: Diagnostics) -> TweenNode? {
+        let (id, timing) = decodeCommon(reader, diagnostics)
+        let duration = reader.nonNegative("duration")
+        let durationGiven = reader.has("duration")
+        let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        let reverseEasing = reader.value("reverseEasing").flatMap { Easing.decode($0, at: reader.pointer("reverseEasing"), diagnostics) }
+        for planned in ["additive", "additiveWeight"] where reader.value(planned) != nil {
+            diagnostics.invalid(reader.pointer(planned), "'\(planned)' is not supported by this server version yet")
+        }
+
+        var properties: [TweenProperty] = []
+        if let items = reader.array("properties", required: true) {
+            if items.isEmpty {
+                diagnostics.invalid(reader.pointer("properties"), "must list at least one property")
+            }
+            propertyCount += items.count
+            if propertyCount > limits.maxProperties {
+                diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
+                return nil
+            }
+            for (index, item) in items.enumerated() {
+                let pointer = JSONPointer.appending(reader.pointer("properties"), index)
+                if let property = decodeTweenProperty(item, at: pointer, diagnostics) { properties.append(property) }
+            }
+            if !durationGiven, !items.isEmpty, properties.count == items.count, properties.contains(where: { $0.duration == nil }) {
+                diagnostics.malformed(reader.pointer("duration"), "is required unless every property has its own duration")
+            }
+        }
+        reader.finish()
+        return TweenNode(id: id, pointer: reader.pointer, timing: timing, duration: duration,
+                         easing: easing ?? .linear, reverseEasing: reverseEasing, properties: properties)
+    }
+
+    func decodeTweenProperty(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> TweenProperty? {
+        guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
+        defer { reader.finish() }
+        let path = decodePath(reader, diagnostics)
+        let from = reader.value("from")
+        let to = reader.value("to", required: true)
+        for (key, value) in [("from", from), ("to", to)] {
+            if let value { checkValueType(value, at: reader.pointer(key), diagnostics) }
+        }
+        let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        let duration = reader.nonNegative("duration")
+        let delay = reader.nonNegative("delay")
+        if reader.value("bounds") != nil {
+            diagnostics.invalid(reader.pointer("bounds"), "'bounds' is not supported by this server version yet")
+        }
+        guard let path, let to else { return nil }
+        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay)
+    }
+
+    func decodePath(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> PropertyPath? {
+        guard let text = reader.string("path", required: true) else { return nil }
+        guard let path = PropertyPath(text) else {
+            diagnostics.invalid(reader.pointer("path"), "'\(text)' is not a property path: expected dot-separated, non-empty segments")
+            return nil
+        }
+        return path
+    }
+
+    /// Values are numbers, or objects/arrays whose leaves are numbers (API §1.1).
+    func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
+        switch value {
+        case .number:
+            return
+        case .string(let text):
+            diagnostics.invalid(pointer, "colour values such as '\(text)' are not supported by this server version yet")
+        case .array(let items):
+            if items.isEmpty { diagnostics.invalid(pointer, "must not be an empty array") }
+            for (index, item) in items.enumerated() { checkValueType(item, at: JSONPointer.appending(pointer, index), diagnostics) }
+        case .object(let object):
+            if object.isEmpty { diagnostics.invalid(pointer, "must not be an empty object") }
+            for (key, item) in object.pairs { checkValueType(item, at: JSONPointer.appending(pointer, key), diagnostics) }
+        case .null, .bool:
+            diagnostics.malformed(pointer, "must be a number, or an object or array of numbers, not \(value.typeDescription)")
+        }
+    }
+
+    private func describe(_ value: JSON) -> String {
+        switch value {
+        case .number(let n): return format(n)
+        case .string(let s): return "'\(s)'"
+        default: return value.typeDescription
+        }
+    }
+}
+
+extension ObjectReader {
+    /// Returns the whole object, accepting every key (for free-form objects like `target`).
+    func consumeAll() -> JSONObject {
+        accept(contentsOf: object.keys)
+        return object
+    }
+
+    func accept(contentsOf keys: [String]) { for key in keys { accept(key) } }
+}

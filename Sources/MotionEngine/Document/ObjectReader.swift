@@ -1,0 +1,133 @@
+/// Reads the fields of one JSON object, reporting missing fields, wrong types and (on
+/// `finish()`) unknown fields to a shared `Diagnostics`, each with its JSON pointer.
+///
+/// Every accessor returns `nil` when the field is absent or wrong; the problem is already
+/// recorded, so callers simply carry on and collect further problems.
+public final class ObjectReader {
+    public let object: JSONObject
+    public let pointer: String
+    public let diagnostics: Diagnostics
+    private var consumed: Set<String> = []
+
+    public init(_ object: JSONObject, at pointer: String, _ diagnostics: Diagnostics) {
+        self.object = object
+        self.pointer = pointer
+        self.diagnostics = diagnostics
+    }
+
+    /// Reads `value` as an object at `pointer`, or records a type problem and returns nil.
+    public static func expecting(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) -> ObjectReader? {
+        guard case .object(let object) = value else {
+            diagnostics.malformed(pointer, "must be an object, not \(value.typeDescription)")
+            return nil
+        }
+        return ObjectReader(object, at: pointer, diagnostics)
+    }
+
+    public func pointer(_ key: String) -> String { JSONPointer.appending(pointer, key) }
+
+    public func has(_ key: String) -> Bool { object[key] != nil }
+
+    /// The raw value of a field (marks it as known).
+    public func value(_ key: String, required: Bool = false) -> JSON? {
+        consumed.insert(key)
+        guard let value = object[key] else {
+            if required { diagnostics.malformed(pointer(key), "is required") }
+            return nil
+        }
+        return value
+    }
+
+    /// Marks fields as known without reading them (for fields another reader handles).
+    public func accept(_ keys: String...) { keys.forEach { consumed.insert($0) } }
+
+    public func number(_ key: String, required: Bool = false) -> Double? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .number(let n) = value else {
+            diagnostics.malformed(pointer(key), "must be a number, not \(value.typeDescription)")
+            return nil
+        }
+        return n
+    }
+
+    /// An integral number (`2` or `2.0`); `1.5` is a type problem (400).
+    public func integer(_ key: String, required: Bool = false) -> Int? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .number(let n) = value, n == n.rounded(), abs(n) < 9e15 else {
+            diagnostics.malformed(pointer(key), "must be an integer, not \(describe(value))")
+            return nil
+        }
+        return Int(n)
+    }
+
+    public func string(_ key: String, required: Bool = false) -> String? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .string(let s) = value else {
+            diagnostics.malformed(pointer(key), "must be a string, not \(value.typeDescription)")
+            return nil
+        }
+        return s
+    }
+
+    public func bool(_ key: String, required: Bool = false) -> Bool? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .bool(let b) = value else {
+            diagnostics.malformed(pointer(key), "must be a boolean, not \(value.typeDescription)")
+            return nil
+        }
+        return b
+    }
+
+    public func object(_ key: String, required: Bool = false) -> ObjectReader? {
+        guard let value = value(key, required: required) else { return nil }
+        return ObjectReader.expecting(value, at: pointer(key), diagnostics)
+    }
+
+    public func array(_ key: String, required: Bool = false) -> [JSON]? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .array(let items) = value else {
+            diagnostics.malformed(pointer(key), "must be an array, not \(value.typeDescription)")
+            return nil
+        }
+        return items
+    }
+
+    /// A number that must lie in a range; out of range is a 422 saying which range.
+    public func number(_ key: String, in range: ClosedRange<Double>, required: Bool = false) -> Double? {
+        guard let n = number(key, required: required) else { return nil }
+        guard range.contains(n) else {
+            diagnostics.invalid(pointer(key), "must be between \(format(range.lowerBound)) and \(format(range.upperBound)), not \(format(n))")
+            return nil
+        }
+        return n
+    }
+
+    /// A number that must be ≥ 0.
+    public func nonNegative(_ key: String, required: Bool = false) -> Double? {
+        guard let n = number(key, required: required) else { return nil }
+        guard n >= 0 else {
+            diagnostics.invalid(pointer(key), "must not be negative")
+            return nil
+        }
+        return n
+    }
+
+    /// Records every field that no accessor asked for as unknown (400).
+    public func finish() {
+        for key in object.keys where !consumed.contains(key) {
+            diagnostics.malformed(pointer(key), "unknown field '\(key)'")
+        }
+    }
+
+    private func describe(_ value: JSON) -> String {
+        if case .number(let n) = value { return format(n) }
+        return value.typeDescription
+    }
+}
+
+/// Formats a number for messages: `2`, `1.5`, `0.001`.
+public func format(_ n: Double) -> String {
+    var writer = JSONWriter(capacity: 24)
+    writer.number(n)
+    return String(decoding: writer.bytes, as: UTF8.self)
+}

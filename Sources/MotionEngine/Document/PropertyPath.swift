@@ -1,0 +1,68 @@
+/// A dotted path into `target` (`frame.x`, `layers.2.opacity`); numeric segments index arrays.
+public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
+    public let segments: [String]
+
+    /// Parses a dotted path; nil when it is empty or has an empty segment.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !text.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
+        segments = parts
+    }
+
+    public init(segments: [String]) { self.segments = segments }
+
+    public var description: String { segments.joined(separator: ".") }
+
+    public func appending(_ segment: String) -> PropertyPath { PropertyPath(segments: segments + [segment]) }
+
+    /// The value at this path in `root`, if there is one.
+    public func lookup(in root: JSONObject) -> JSON? {
+        var current = JSON.object(root)
+        for segment in segments {
+            switch current {
+            case .object(let object):
+                guard let next = object[segment] else { return nil }
+                current = next
+            case .array(let items):
+                guard let index = Int(segment), items.indices.contains(index) else { return nil }
+                current = items[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    /// Writes `value` at this path, creating objects for missing segments. Returns false when
+    /// an existing non-container value or an out-of-range array index is in the way.
+    @discardableResult
+    public func assign(_ value: JSON, in root: inout JSONObject) -> Bool {
+        var node = JSON.object(root)
+        guard Self.assign(value, segments: segments[...], in: &node), case .object(let updated) = node else { return false }
+        root = updated
+        return true
+    }
+
+    private static func assign(_ value: JSON, segments: ArraySlice<String>, in node: inout JSON) -> Bool {
+        guard let segment = segments.first else {
+            node = value
+            return true
+        }
+        let rest = segments.dropFirst()
+        switch node {
+        case .object(var object):
+            var child = object[segment] ?? .object(JSONObject())
+            guard assign(value, segments: rest, in: &child) else { return false }
+            object[segment] = child
+            node = .object(object)
+            return true
+        case .array(var items):
+            guard let index = Int(segment), items.indices.contains(index) else { return false }
+            guard assign(value, segments: rest, in: &items[index]) else { return false }
+            node = .array(items)
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,118 @@
+/// Writes the `POST /v1/timelines` response body (API §4).
+public enum TimelineEncoder {
+    public static func encode(_ timeline: Timeline) -> [UInt8] {
+        let samples = timeline.frameCount * max(1, timeline.tracks.count)
+        var w = JSONWriter(capacity: 256 + samples * 20)
+        w.raw("{\"fps\":")
+        w.number(timeline.fps)
+        w.raw(",\"duration\":")
+        if let duration = timeline.duration { w.number(duration) } else { w.raw("null") }
+        w.raw(",\"frameCount\":")
+        w.integer(timeline.frameCount)
+        w.raw(",\"window\":{\"start\":")
+        w.number(timeline.window.start)
+        w.raw(",\"end\":")
+        w.number(timeline.window.end)
+        w.raw("}")
+
+        switch timeline.options.layout {
+        case .tracks:
+            w.raw(",\"times\":[")
+            for k in 0..<timeline.frameCount {
+                if k > 0 { w.byte(UInt8(ascii: ",")) }
+                w.number(timeline.time(ofFrame: k))
+            }
+            w.raw("],\"tracks\":[")
+            for (index, track) in timeline.tracks.enumerated() {
+                if index > 0 { w.byte(UInt8(ascii: ",")) }
+                w.raw("{\"path\":")
+                w.string(track.path)
+                w.raw(",\"values\":[")
+                for k in 0..<timeline.frameCount {
+                    if k > 0 { w.byte(UInt8(ascii: ",")) }
+                    w.number(track.value(at: timeline.time(ofFrame: k)))
+                }
+                w.raw("]}")
+            }
+            w.raw("]")
+        case .frames:
+            w.raw(",\"frames\":[")
+            var values: [Double] = []
+            for k in 0..<timeline.frameCount {
+                if k > 0 { w.byte(UInt8(ascii: ",")) }
+                let t = timeline.time(ofFrame: k)
+                timeline.sample(at: t, into: &values)
+                w.raw("{\"time\":")
+                w.number(t)
+                w.raw(",\"values\":")
+                writeWholeValues(timeline, values, into: &w)
+                w.raw("}")
+            }
+            w.raw("]")
+        }
+
+        if timeline.options.events {
+            w.raw(",\"events\":[")
+            for (index, event) in timeline.events.enumerated() {
+                if index > 0 { w.byte(UInt8(ascii: ",")) }
+                writeEvent(event, frame: timeline.frameIndex(at: event.time), streamForm: false, into: &w)
+            }
+            w.raw("]")
+        }
+        if timeline.options.final {
+            w.raw(",\"final\":")
+            w.value(.object(timeline.document(at: timeline.window.end)))
+        }
+        w.raw("}")
+        return w.bytes
+    }
+
+    /// `{path: value}` for every track (tracks layout) at the current values.
+    static func writeTrackValues(_ timeline: Timeline, _ values: [Double], into w: inout JSONWriter) {
+        w.byte(UInt8(ascii: "{"))
+        for (index, track) in timeline.tracks.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.key(track.path)
+            w.number(values[index])
+        }
+        w.byte(UInt8(ascii: "}"))
+    }
+
+    /// `{propertyPath: wholeValue}` for every property (frames layout).
+    static func writeWholeValues(_ timeline: Timeline, _ values: [Double], into w: inout JSONWriter) {
+        w.byte(UInt8(ascii: "{"))
+        for index in timeline.outputs.indices {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.key(timeline.outputs[index].path.description)
+            w.value(timeline.wholeValue(of: index, trackValues: values))
+        }
+        w.byte(UInt8(ascii: "}"))
+    }
+
+    /// An event object. The stream form starts with `"event": type`; the response form has
+    /// `"type"` (API §4, §5).
+    static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
+        if streamForm {
+            w.raw("{\"event\":")
+            w.string(event.kind.rawValue)
+            w.raw(",\"time\":")
+            w.number(event.time)
+            w.raw(",\"frame\":")
+            w.integer(frame)
+        } else {
+            w.raw("{\"time\":")
+            w.number(event.time)
+            w.raw(",\"frame\":")
+            w.integer(frame)
+            w.raw(",\"type\":")
+            w.string(event.kind.rawValue)
+        }
+        w.raw(",\"motion\":")
+        w.string(event.motion)
+        if let step = event.step {
+            w.raw(",\"step\":")
+            w.integer(step)
+        }
+        w.raw("}")
+    }
+}

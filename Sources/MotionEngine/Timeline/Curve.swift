@@ -1,0 +1,50 @@
+/// A scalar function of local time: what one motion contributes to one track.
+///
+/// Kernels are pure values; `value(at:)` takes seconds since the motion's start.
+public enum Curve: Sendable {
+    case tween(TweenCurve)
+
+    @inline(__always)
+    public func value(at tau: Double) -> Double {
+        switch self {
+        case .tween(let curve): return curve.value(at: tau)
+        }
+    }
+
+    /// The value the curve starts from.
+    public var initialValue: Double {
+        switch self {
+        case .tween(let curve): return curve.from
+        }
+    }
+}
+
+/// A tween leg pair on one scalar: `a + (b−a)·E(u)` forward, `b + (a−b)·E'(u)` back.
+public struct TweenCurve: Sendable {
+    public var from: Double
+    public var to: Double
+    public var timing: CycleTiming
+    public var easing: Easing
+    public var reverseEasing: Easing
+
+    public init(from: Double, to: Double, timing: CycleTiming, easing: Easing, reverseEasing: Easing) {
+        self.from = from
+        self.to = to
+        self.timing = timing
+        self.easing = easing
+        self.reverseEasing = reverseEasing
+    }
+
+    public func value(at tau: Double) -> Double {
+        switch timing.phase(at: tau) {
+        case .forward(let u):
+            let e = easing(u)
+            return e == 1 ? to : from + (to - from) * e
+        case .reverse(let u):
+            let e = reverseEasing(u)
+            return e == 1 ? from : to + (from - to) * e
+        case .cycleEnd:
+            return timing.reverses ? from : to
+        }
+    }
+}

@@ -1,0 +1,95 @@
+/// Instants closer than this (seconds) are the same instant. Sample times are computed as
+/// `start + k/fps` while schedule times are sums of delays and durations; the tolerance keeps
+/// a boundary from missing the sample that lands on it because of rounding in the last bit.
+public let timeEpsilon = 1e-9
+
+/// The legs and cycles of one node's timing, as a function of local time τ (seconds since
+/// the node started, after its delay). SEMANTICS §1.
+public struct CycleTiming: Sendable, Equatable {
+    /// Duration of one leg, seconds (≥ 0).
+    public let legDuration: Double
+    public let reverses: Bool
+    public let repetition: Repetition
+    /// Pause between cycles, seconds.
+    public let repeatDelay: Double
+
+    /// Forward leg, plus the reverse leg when reversing.
+    public var cycleLength: Double { reverses ? 2 * legDuration : legDuration }
+    /// Start of one cycle to the start of the next.
+    public var period: Double { cycleLength + repeatDelay }
+
+    public init(legDuration: Double, reverses: Bool = false, repetition: Repetition = .count(0), repeatDelay: Double = 0) {
+        self.legDuration = legDuration
+        self.reverses = reverses
+        self.repetition = repetition
+        self.repeatDelay = repeatDelay
+    }
+
+    /// Time from the start to the end of the last cycle; nil when it never ends.
+    public var activeDuration: Double? {
+        switch repetition {
+        case .infinite: return nil
+        case .count(let n): return Double(n + 1) * cycleLength + Double(n) * repeatDelay
+        }
+    }
+
+    /// Where a node is at local time τ.
+    public enum Phase: Sendable, Equatable {
+        /// Inside the forward leg at progress u ∈ [0, 1).
+        case forward(Double)
+        /// Inside the reverse leg at progress u ∈ [0, 1).
+        case reverse(Double)
+        /// At the end of a cycle: between cycles, or done. The value is the cycle's end value.
+        case cycleEnd
+    }
+
+    /// The phase at local time τ. Right-continuous: at a boundary the leg that begins wins,
+    /// except at the very end, which holds the final value.
+    public func phase(at tau: Double) -> Phase {
+        if let total = activeDuration, tau >= total - timeEpsilon { return .cycleEnd }
+        let period = self.period
+        guard period > 0 else { return .cycleEnd }
+        let tau = max(0, tau)
+        var cycle = (tau / period).rounded(.down)
+        // Snap to the next cycle when rounding left τ a hair before its start.
+        if tau - cycle * period >= period - timeEpsilon { cycle += 1 }
+        let within = max(0, tau - cycle * period)
+        if within >= cycleLength - timeEpsilon { return .cycleEnd }
+        if within < legDuration - timeEpsilon {
+            return .forward(within / legDuration)
+        }
+        return .reverse(min(1, max(0, (within - legDuration) / legDuration)))
+    }
+
+    /// A leg boundary that events report: the start of a reverse leg, or of a later cycle.
+    public struct Boundary: Sendable, Equatable {
+        public enum Kind: Int, Sendable { case repeated = 0, reversed = 1 }
+        public var kind: Kind
+        /// Zero-based cycle index.
+        public var cycle: Int
+        /// Local time of the boundary.
+        public var time: Double
+    }
+
+    /// Calls `body` for each boundary with local time in `from...through`, in time order,
+    /// until `body` returns false. Cycles wholly before `from` are skipped, not walked.
+    public func forEachBoundary(from lower: Double = 0, through limit: Double, _ body: (Boundary) -> Bool) {
+        var cycle = 0
+        if period > 0, lower > period {
+            cycle = Int(min((lower / period).rounded(.down) - 1, 9e15))
+        }
+        while true {
+            if case .count(let n) = repetition, cycle > n { return }
+            let cycleStart = Double(cycle) * period
+            if cycleStart > limit + timeEpsilon { return }
+            if cycle > 0, cycleStart >= lower - timeEpsilon, !body(Boundary(kind: .repeated, cycle: cycle, time: cycleStart)) { return }
+            if reverses {
+                let reverseStart = cycleStart + legDuration
+                if reverseStart > limit + timeEpsilon { return }
+                if reverseStart >= lower - timeEpsilon, !body(Boundary(kind: .reversed, cycle: cycle, time: reverseStart)) { return }
+            }
+            if period <= 0, case .infinite = repetition { return }
+            cycle += 1
+        }
+    }
+}

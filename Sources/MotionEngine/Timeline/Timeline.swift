@@ -1,0 +1,91 @@
+/// A compiled, immutable timeline: tracks with an absolute schedule, the events in the
+/// window, and how to write values back into property shapes. `/v1/timelines`, streams and
+/// sessions all sample the same `Timeline`.
+public struct Timeline: Sendable {
+    public let fps: Double
+    public let window: TimeWindow
+    /// Total duration of the motion; nil when it never ends.
+    public let duration: Double?
+    /// Number of samples in the window (API §4 sample-time rule).
+    public let frameCount: Int
+    public let tracks: [Track]
+    /// One entry per distinct property path, in document order (for `frames` and `final`).
+    public let outputs: [PropertyOutput]
+    /// Events inside the window, in time order and, at one instant, in causal order.
+    public let events: [TimelineEvent]
+    public let options: OutputOptions
+    /// The document's `target`, as given.
+    public let target: JSONObject
+
+    /// How a property's whole value is rebuilt from its tracks.
+    public struct PropertyOutput: Sendable {
+        /// The property path as written in the document (the key in `frames` values).
+        public let path: PropertyPath
+        /// The value's shape with its start values: a number, or an object/array.
+        public let template: JSON
+        /// Leaves of `template` driven by tracks: relative path → index into `tracks`.
+        public let leaves: [(relative: [String], track: Int)]
+    }
+
+    /// Time of sample k: `start + k/fps`, and exactly `window.end` for the last one.
+    @inline(__always)
+    public func time(ofFrame k: Int) -> Double {
+        k == frameCount - 1 ? window.end : window.start + Double(k) / fps
+    }
+
+    /// The index of the first sample at or after t (clamped to the last sample).
+    public func frameIndex(at t: Double) -> Int {
+        var k = max(0, min(frameCount - 1, Int((((t - window.start) * fps) - 1e-6).rounded(.up))))
+        while k > 0, time(ofFrame: k - 1) >= t - timeEpsilon { k -= 1 }
+        while k < frameCount - 1, time(ofFrame: k) < t - timeEpsilon { k += 1 }
+        return k
+    }
+
+    /// The value of every track at time t, written into `values` (resized to `tracks.count`).
+    @inline(__always)
+    public func sample(at t: Double, into values: inout [Double]) {
+        if values.count != tracks.count { values = [Double](repeating: 0, count: tracks.count) }
+        for index in tracks.indices { values[index] = tracks[index].value(at: t) }
+    }
+
+    /// The whole value of output `index` given every track's current value.
+    public func wholeValue(of index: Int, trackValues: [Double]) -> JSON {
+        let output = outputs[index]
+        var value = output.template
+        for leaf in output.leaves {
+            Self.replaceLeaf(&value, at: leaf.relative[...], with: trackValues[leaf.track])
+        }
+        return value
+    }
+
+    /// `target` with every animated property as it is at time t.
+    public func document(at t: Double) -> JSONObject {
+        var values: [Double] = []
+        sample(at: t, into: &values)
+        var result = target
+        for index in outputs.indices {
+            outputs[index].path.assign(wholeValue(of: index, trackValues: values), in: &result)
+        }
+        return result
+    }
+
+    private static func replaceLeaf(_ node: inout JSON, at path: ArraySlice<String>, with number: Double) {
+        guard let head = path.first else {
+            node = .number(number)
+            return
+        }
+        switch node {
+        case .object(var object):
+            guard var child = object[head] else { return }
+            replaceLeaf(&child, at: path.dropFirst(), with: number)
+            object[head] = child
+            node = .object(object)
+        case .array(var items):
+            guard let index = Int(head), items.indices.contains(index) else { return }
+            replaceLeaf(&items[index], at: path.dropFirst(), with: number)
+            node = .array(items)
+        default:
+            return
+        }
+    }
+}

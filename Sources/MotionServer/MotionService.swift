@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+
+/// Shared, thread-safe service state: readiness.
+final class ServiceState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var draining = false
+
+    var isDraining: Bool { lock.withLock { draining } }
+
+    func beginDraining() { lock.withLock { draining = true } }
+}
+
+/// The running service: daemon, pacer and streams, from start-up to a drained exit.
+final class MotionService {
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let state = ServiceState()
+    let streams = StreamRegistry()
+    let pacer = StreamPacer()
+
+    init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT, then drains and returns.
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let stopSignal = DispatchSemaphore(value: 0)
+        let signalQueue = DispatchQueue(label: "signals")
+        let sources = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+            source.setEventHandler { stopSignal.signal() }
+            source.resume()
+            return source
+        }
+
+        let handlers = Handlers(configuration: configuration, state: state, streams: streams)
+        let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, logger: logger)
+        pacer.start()
+        try daemon.start()
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        print("motion-server listening on http://\(host):\(daemon.port)")
+        fflush(nil)
+        logger.info("listening", metadata: ["port": "\(daemon.port)", "threads": "\(configuration.threads)"])
+
+        stopSignal.wait()
+        logger.info("draining", metadata: ["open-streams": "\(streams.count)"])
+        state.beginDraining()
+        daemon.quiesce()
+        streams.drainAll()
+        let deadline = Date(timeIntervalSinceNow: configuration.drainTimeout)
+        while streams.count > 0, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        if streams.count > 0 {
+            logger.warning("drain timeout: closing streams", metadata: ["open-streams": "\(streams.count)"])
+        }
+        daemon.stop()
+        pacer.stop()
+        sources.forEach { $0.cancel() }
+        logger.info("stopped")
+    }
+}

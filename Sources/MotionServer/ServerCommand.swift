@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MotionEngine
+
+/// `motion-server`: parses flags (falling back to `MOTION_*` environment variables) and runs
+/// the service until SIGTERM or SIGINT.
+struct ServerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "motion-server",
+        abstract: "Animation timeline service: computes keyframes on a virtual clock and streams live frames.",
+        discussion: "Every option can also be set with the environment variable shown in its help (flags win)."
+    )
+
+    @Option(help: "Address to bind (env MOTION_HOST).")
+    var host: String?
+    @Option(help: "TCP port; 0 picks a free one (env MOTION_PORT).")
+    var port: UInt16?
+    @Option(help: "Worker threads (env MOTION_THREADS; default: CPU count).")
+    var threads: Int?
+    @Option(help: "Largest request body in bytes (env MOTION_MAX_BODY_BYTES; default 1048576).")
+    var maxBodyBytes: Int?
+    @Option(help: "Largest frames × tracks in one response or stream (env MOTION_MAX_SAMPLES; default 2000000).")
+    var maxSamples: Int?
+    @Option(help: "Largest fps, at most 1000 (env MOTION_MAX_FPS; default 1000).")
+    var maxFps: Double?
+    @Option(help: "Deepest nesting of groups and sequences (env MOTION_MAX_DEPTH; default 64).")
+    var maxDepth: Int?
+    @Option(help: "Most events in one response or stream (env MOTION_MAX_EVENTS; default 100000).")
+    var maxEvents: Int?
+    @Option(help: "Most property entries in one document (env MOTION_MAX_PROPERTIES; default 10000).")
+    var maxProperties: Int?
+    @Option(help: "Simultaneous streams (env MOTION_MAX_STREAMS; default 10000).")
+    var maxStreams: Int?
+    @Option(help: "Simultaneous connections (env MOTION_MAX_CONNECTIONS; default 10000).")
+    var maxConnections: UInt32?
+    @Option(help: "Idle seconds before a connection is closed (env MOTION_CONNECTION_TIMEOUT; default 30).")
+    var connectionTimeout: UInt32?
+    @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
+    var drainTimeout: Double?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env MOTION_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func validate() throws {
+        let config = try resolve()
+        if config.threads < 1 || config.threads > 1024 { throw ValidationError("--threads must be 1…1024") }
+        if config.maxBodyBytes < 1 { throw ValidationError("--max-body-bytes must be positive") }
+        if config.limits.maxSamples < 1 { throw ValidationError("--max-samples must be positive") }
+        if !(1...1000).contains(config.limits.maxFPS) { throw ValidationError("--max-fps must be 1…1000") }
+        if config.limits.maxDepth < 1 { throw ValidationError("--max-depth must be positive") }
+        if config.limits.maxEvents < 1 { throw ValidationError("--max-events must be positive") }
+        if config.limits.maxProperties < 1 { throw ValidationError("--max-properties must be positive") }
+        if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
+        if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
+        if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
+    }
+
+    func run() throws {
+        let config = try resolve()
+        let level = Logger.Level(rawValue: resolvedLogLevel()) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let service = MotionService(configuration: config, logger: Logger(label: "motion-server"))
+        do {
+            try service.run()
+        } catch {
+            FileHandle.standardError.write(Data("motion-server: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    /// Flags first, then environment, then defaults.
+    func resolve() throws -> ServerConfiguration {
+        let env = ProcessInfo.processInfo.environment
+        func value<T: LosslessStringConvertible>(_ flag: T?, _ name: String) throws -> T? {
+            if let flag { return flag }
+            guard let text = env[name], !text.isEmpty else { return nil }
+            guard let parsed = T(text) else { throw ValidationError("\(name)='\(text)' is not valid") }
+            return parsed
+        }
+        var config = ServerConfiguration()
+        if let v: String = try value(host, "MOTION_HOST") { config.host = v }
+        if let v: UInt16 = try value(port, "MOTION_PORT") { config.port = v }
+        if let v: Int = try value(threads, "MOTION_THREADS") { config.threads = v }
+        if let v: Int = try value(maxBodyBytes, "MOTION_MAX_BODY_BYTES") { config.maxBodyBytes = v }
+        if let v: Int = try value(maxSamples, "MOTION_MAX_SAMPLES") { config.limits.maxSamples = v }
+        if let v: Double = try value(maxFps, "MOTION_MAX_FPS") { config.limits.maxFPS = v }
+        if let v: Int = try value(maxDepth, "MOTION_MAX_DEPTH") { config.limits.maxDepth = v }
+        if let v: Int = try value(maxEvents, "MOTION_MAX_EVENTS") { config.limits.maxEvents = v }
+        if let v: Int = try value(maxProperties, "MOTION_MAX_PROPERTIES") { config.limits.maxProperties = v }
+        if let v: Int = try value(maxStreams, "MOTION_MAX_STREAMS") { config.maxStreams = v }
+        if let v: UInt32 = try value(maxConnections, "MOTION_MAX_CONNECTIONS") { config.maxConnections = v }
+        if let v: UInt32 = try value(connectionTimeout, "MOTION_CONNECTION_TIMEOUT") { config.connectionTimeout = v }
+        if let v: Double = try value(drainTimeout, "MOTION_DRAIN_TIMEOUT") { config.drainTimeout = v }
+        return config
+    }
+
+    private func resolvedLogLevel() -> String {
+        logLevel ?? ProcessInfo.processInfo.environment["MOTION_LOG_LEVEL"] ?? "info"
+    }
+}

@@ -1,0 +1,32 @@
+import Glibc
+import MotionEngine
+
+/// Everything the server can be told at start-up (flags, or `MOTION_*` environment variables).
+struct ServerConfiguration: Sendable {
+    /// Address to bind, IPv4 or IPv6 literal.
+    var host = "127.0.0.1"
+    /// TCP port; 0 binds an ephemeral port.
+    var port: UInt16 = 8080
+    /// Worker threads in libmicrohttpd's pool; default: the CPU count.
+    var threads = ServerConfiguration.cpuCount
+    /// Largest accepted request body, bytes (413 beyond).
+    var maxBodyBytes = 1 << 20
+    /// Seconds of inactivity before libmicrohttpd closes a connection.
+    var connectionTimeout: UInt32 = 30
+    /// Simultaneous connections (libmicrohttpd refuses more).
+    var maxConnections: UInt32 = 10_000
+    /// Per-connection memory pool for headers and buffers, bytes (431 when headers exceed it).
+    var connectionMemoryBytes = 64 * 1024
+    /// Simultaneous `/v1/streams` responses (503 beyond).
+    var maxStreams = 10_000
+    /// Bytes a stream encodes ahead of what the socket has accepted.
+    var streamChunkBytes = 64 * 1024
+    /// Seconds SIGTERM waits for open streams to finish before stopping.
+    var drainTimeout = 10.0
+    /// Limits on what one document may ask for.
+    var limits = EngineLimits.default
+
+    static var cpuCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

@@ -1,0 +1,2 @@
+// The whole program is one command; see ServerCommand.swift.
+ServerCommand.main()
