@@ -311,6 +311,11 @@ final class EasingTests: XCTestCase {
         XCTAssertEqual(c(0.6), 0.7)
         XCTAssertEqual(c(0.8), 0.85, accuracy: 1e-12)
 
+        // A tie at the end: at x = 1 the later point's y.
+        XCTAssertEqual(xs(curve("linear(0, 0.5 100%, 1)")), [0, 1, 1])
+        XCTAssertEqual(named("linear(0, 0.5 100%, 1)")(1), 1)
+        XCTAssertEqual(named("linear(0, 0.5 100%, 1)")(0.5), 0.25)
+
         // Outside the points the end segments are extended, as CSS does.
         XCTAssertEqual(xs(curve("linear(0 20%, 1)")), [0.2, 1])
         XCTAssertEqual(named("linear(0 20%, 1)")(0), -0.25, accuracy: 1e-15)

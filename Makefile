@@ -1,0 +1,51 @@
+# MotionServer — `make run` starts the service, `make test` runs every test.
+# Both install what is missing first (libmicrohttpd-dev via apt; Python API tools in .venv).
+
+HOST ?= 127.0.0.1
+PORT ?= 8080
+SWIFT ?= swift
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+
+.PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean
+
+## Start the service on $(HOST):$(PORT) from a release build.
+run: release
+	.build/release/motion-server --host $(HOST) --port $(PORT)
+
+## Every test: Dockerfile lint, the OpenAPI contract check against a live server, then the Swift suites.
+test: deps deps-python
+	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory lint-docker test-api
+	$(SWIFT) test --skip-build
+
+deps:
+	@scripts/install-deps.sh
+
+deps-python: $(PYTHON)
+$(PYTHON): scripts/requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-dev.txt
+	touch $(PYTHON)
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product motion-server
+
+test-swift: deps
+	$(SWIFT) test
+
+## schemathesis against a live debug server, using openapi.yaml.
+test-api: deps-python
+	scripts/api-check.sh .build/debug/motion-server
+
+lint-docker: deps-python
+	$(VENV)/bin/hadolint Dockerfile
+
+bench: release
+	Benchmarks/run.sh
+
+clean:
+	rm -rf .build $(VENV)
