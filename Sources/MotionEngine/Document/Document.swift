@@ -68,20 +68,57 @@ public struct NodeTiming: Sendable, Equatable {
 /// One motion node of the document tree.
 public indirect enum MotionNode: Sendable {
     case tween(TweenNode)
+    case group(GroupNode)
+    case sequence(SequenceNode)
 
     /// The node's id in events: its `id`, or its JSON pointer.
-    public var id: String {
+    public var id: String { header.id }
+
+    /// The fields every node has.
+    public var header: NodeHeader {
         switch self {
-        case .tween(let node): return node.id
+        case .tween(let node): return node.header
+        case .group(let node): return node.header
+        case .sequence(let node): return node.header
         }
     }
 }
 
-/// `tween`: duration + easing (MotionMachine `Motion`).
-public struct TweenNode: Sendable {
+/// Identity and timing shared by every node.
+public struct NodeHeader: Sendable {
+    /// `id`, or the node's JSON pointer.
     public var id: String
     public var pointer: String
+    /// Pre-order position in the document: orders simultaneous, unrelated things.
+    public var order: Int
     public var timing: NodeTiming
+}
+
+/// `group`: children run in parallel (MotionMachine `MotionGroup`).
+public struct GroupNode: Sendable {
+    public var header: NodeHeader
+    public var children: [MotionNode]
+    /// With `reverses`: every child finishes its forward leg before any child reverses.
+    public var syncsChildren: Bool
+}
+
+/// `sequence`: steps run one after another (MotionMachine `MotionSequence`).
+public struct SequenceNode: Sendable {
+    public enum ReversingMode: String, Sendable, CaseIterable {
+        /// The steps play again in reverse order, each moving forward.
+        case sequential
+        /// Forward legs out, then reverse legs back, n−1 … 0.
+        case contiguous
+    }
+
+    public var header: NodeHeader
+    public var steps: [MotionNode]
+    public var reversingMode: ReversingMode
+}
+
+/// `tween`: duration + easing (MotionMachine `Motion`).
+public struct TweenNode: Sendable {
+    public var header: NodeHeader
     /// Leg duration in seconds; nil when every property carries its own.
     public var duration: Double?
     public var easing: Easing

@@ -5,8 +5,8 @@ public struct DocumentDecoder: Sendable {
     public init(limits: EngineLimits = .default) { self.limits = limits }
 
     /// Node types the contract names that this build does not compute yet.
-    static let plannedNodeTypes: Set<String> = ["physics", "spring", "decay", "path", "pathPhysics", "group", "sequence"]
-    static let nodeTypes = ["tween"] + plannedNodeTypes.sorted()
+    static let plannedNodeTypes: Set<String> = ["physics", "spring", "decay", "path", "pathPhysics"]
+    static let nodeTypes = ["tween", "group", "sequence"] + plannedNodeTypes.sorted()
 
     /// Parses and decodes a request body.
     public func decode(_ body: [UInt8]) throws(DocumentError) -> TimelineDocument {
@@ -80,10 +80,10 @@ public struct DocumentDecoder: Sendable {
             reader.finish()
         }
 
-        var propertyCount = 0
+        var context = NodeContext()
         var motion: MotionNode?
         if let value = root.value("motion", required: true) {
-            motion = decodeNode(value, at: "/motion", depth: 0, propertyCount: &propertyCount, diagnostics)
+            motion = decodeNode(value, at: "/motion", depth: 0, &context, diagnostics)
         }
         root.finish()
 
@@ -93,7 +93,15 @@ public struct DocumentDecoder: Sendable {
 
     // MARK: - Nodes
 
-    func decodeNode(_ json: JSON, at pointer: String, depth: Int, propertyCount: inout Int, _ diagnostics: Diagnostics) -> MotionNode? {
+    /// Running state while the node tree is decoded.
+    struct NodeContext {
+        /// Pre-order counter.
+        var nextOrder = 0
+        var propertyCount = 0
+    }
+
+    /// Decodes one node. `depth` counts the groups and sequences around it.
+    func decodeNode(_ json: JSON, at pointer: String, depth: Int, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> MotionNode? {
         guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
         guard let type = reader.string("type", required: true) else {
             reader.accept(contentsOf: reader.object.keys)
@@ -101,7 +109,44 @@ public struct DocumentDecoder: Sendable {
         }
         switch type {
         case "tween":
-            return decodeTween(reader, propertyCount: &propertyCount, diagnostics).map(MotionNode.tween)
+            return decodeTween(reader, &context, diagnostics).map(MotionNode.tween)
+        case "group", "sequence":
+            guard depth < limits.maxDepth else {
+                reader.accept(contentsOf: reader.object.keys)
+                diagnostics.invalid(pointer, "groups and sequences nest deeper than \(limits.maxDepth) levels (max-depth)")
+                return nil
+            }
+            let header = decodeHeader(reader, &context, diagnostics)
+            let key = type == "group" ? "children" : "steps"
+            var children: [MotionNode] = []
+            var complete = true
+            if let items = reader.array(key, required: true) {
+                if items.isEmpty { diagnostics.invalid(reader.pointer(key), "must hold at least one node") }
+                for (index, item) in items.enumerated() {
+                    if let child = decodeNode(item, at: JSONPointer.appending(reader.pointer(key), index), depth: depth + 1, &context, diagnostics) {
+                        children.append(child)
+                    } else {
+                        complete = false
+                    }
+                }
+            } else {
+                complete = false
+            }
+            if type == "group" {
+                let syncs = reader.bool("syncsChildren") ?? false
+                reader.finish()
+                return complete ? .group(GroupNode(header: header, children: children, syncsChildren: syncs)) : nil
+            }
+            var mode = SequenceNode.ReversingMode.sequential
+            if let text = reader.string("reversingMode") {
+                if let value = SequenceNode.ReversingMode(rawValue: text) {
+                    mode = value
+                } else {
+                    diagnostics.invalid(reader.pointer("reversingMode"), "unknown reversing mode '\(text)'; expected 'sequential' or 'contiguous'")
+                }
+            }
+            reader.finish()
+            return complete ? .sequence(SequenceNode(header: header, steps: children, reversingMode: mode)) : nil
         default:
             reader.accept(contentsOf: reader.object.keys)
             if Self.plannedNodeTypes.contains(type) {
@@ -114,7 +159,7 @@ public struct DocumentDecoder: Sendable {
     }
 
     /// The fields every node shares: `id`, `delay`, `repeat`, `reverses`, `repeatDelay`.
-    func decodeCommon(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> (id: String, timing: NodeTiming) {
+    func decodeHeader(_ reader: ObjectReader, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> NodeHeader {
         var timing = NodeTiming()
         let id = reader.string("id") ?? reader.pointer
         if let delay = reader.nonNegative("delay") { timing.delay = delay }
@@ -137,11 +182,12 @@ public struct DocumentDecoder: Sendable {
         if reader.value("timing") != nil {
             diagnostics.invalid(reader.pointer("timing"), "motion specs ('timing') are not supported by this server version yet")
         }
-        return (id, timing)
+        defer { context.nextOrder += 1 }
+        return NodeHeader(id: id, pointer: reader.pointer, order: context.nextOrder, timing: timing)
     }
 
-    func decodeTween(_ reader: ObjectReader, propertyCount: inout Int, _ diagnostics: Diagnostics) -> TweenNode? {
-        let (id, timing) = decodeCommon(reader, diagnostics)
+    func decodeTween(_ reader: ObjectReader, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> TweenNode? {
+        let header = decodeHeader(reader, &context, diagnostics)
         let duration = reader.nonNegative("duration")
         let durationGiven = reader.has("duration")
         let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
@@ -155,9 +201,10 @@ public struct DocumentDecoder: Sendable {
             if items.isEmpty {
                 diagnostics.invalid(reader.pointer("properties"), "must list at least one property")
             }
-            propertyCount += items.count
-            if propertyCount > limits.maxProperties {
+            context.propertyCount += items.count
+            if context.propertyCount > limits.maxProperties {
                 diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
+                reader.accept(contentsOf: reader.object.keys)
                 return nil
             }
             for (index, item) in items.enumerated() {
@@ -169,8 +216,8 @@ public struct DocumentDecoder: Sendable {
             }
         }
         reader.finish()
-        return TweenNode(id: id, pointer: reader.pointer, timing: timing, duration: duration,
-                         easing: easing ?? .linear, reverseEasing: reverseEasing, properties: properties)
+        return TweenNode(header: header, duration: duration, easing: easing ?? .linear,
+                         reverseEasing: reverseEasing, properties: properties)
     }
 
     func decodeTweenProperty(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> TweenProperty? {

@@ -12,30 +12,89 @@ public struct TimelineCompiler: Sendable {
 
     public func compile(_ document: TimelineDocument) throws(DocumentError) -> Timeline {
         let diagnostics = Diagnostics()
-        var builder = TrackBuilder(target: document.target, diagnostics: diagnostics)
-        var planner = SchedulePlanner()
-        let duration = planner.plan(document.motion, at: 0)
-        for motion in planner.propertyMotions.sorted(by: { ($0.start, $0.order) < ($1.start, $1.order) }) {
-            builder.add(motion)
-        }
+        let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
-
-        let window: TimeWindow
-        if let given = document.window {
-            window = given
-        } else if let duration {
-            window = TimeWindow(start: 0, end: duration)
-        } else {
-            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (it repeats forever), so say which interval to sample", kind: .invalid)])
+        if endless, document.window == nil {
+            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (something repeats forever), so say which interval to sample", kind: .invalid)])
         }
-        if let problem = infiniteZeroPeriodProblem(planner) { throw DocumentError([problem]) }
 
+        let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
+                                  horizon: endless ? document.window!.end : .infinity)
+        if endless, let window = document.window { scheduler.windowStart = window.start }
+        let duration = scheduler.run(document.motion)
+        try diagnostics.check()
+        if let overflow = scheduler.overflow {
+            throw DocumentError([Problem(pointer: "", message: overflow, kind: .invalid)])
+        }
+
+        let window = document.window ?? TimeWindow(start: 0, end: duration ?? 0)
+        let builder = scheduler.builder
         let frameCount = try countFrames(window: window, fps: document.fps, tracks: builder.tracks.count)
-        let events = try listEvents(planner, window: window)
+        let lower = window.start - timeEpsilon, upper = window.end + timeEpsilon
+        // Stable by generation order, which is causal order at one instant.
+        let events = scheduler.events.enumerated()
+            .filter { $0.element.time >= lower && $0.element.time <= upper }
+            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
+            .map(\.element)
 
-        return Timeline(fps: document.fps, window: window, duration: duration, frameCount: frameCount,
+        return Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                         tracks: builder.tracks, outputs: builder.outputs, events: events,
                         options: document.output, target: document.target)
+    }
+
+    /// Whether the motion never ends; reports steps that could never start and cycles of
+    /// zero length that would repeat forever at one instant.
+    static func checkEndless(_ node: MotionNode, _ diagnostics: Diagnostics) -> Bool {
+        let header = node.header
+        var endless = false
+        switch node {
+        case .tween(let tween):
+            if header.timing.repetition == .infinite {
+                endless = true
+                let longest = tween.properties.map { $0.duration ?? tween.duration ?? 0 }.max() ?? 0
+                if longest <= 0, header.timing.repeatDelay <= 0 {
+                    diagnostics.invalid(header.pointer + "/repeat", "an infinitely repeating motion needs a positive duration or repeatDelay")
+                }
+            }
+        case .group(let group):
+            let children = group.children.map { checkEndless($0, diagnostics) }
+            endless = children.contains(true)
+            if header.timing.repetition == .infinite {
+                endless = true
+                if !children.contains(true), header.timing.repeatDelay <= 0, !hasLength(node) {
+                    diagnostics.invalid(header.pointer + "/repeat", "an infinitely repeating group needs children that take time, or a repeatDelay")
+                }
+            }
+        case .sequence(let sequence):
+            for (index, step) in sequence.steps.enumerated() where checkEndless(step, diagnostics) {
+                endless = true
+                if index + 1 < sequence.steps.count {
+                    diagnostics.invalid(JSONPointer.appending(header.pointer + "/steps", index + 1),
+                                        "this step never starts: step \(index) never ends")
+                }
+                break
+            }
+            if header.timing.repetition == .infinite {
+                endless = true
+                if header.timing.repeatDelay <= 0, !hasLength(node) {
+                    diagnostics.invalid(header.pointer + "/repeat", "an infinitely repeating sequence needs steps that take time, or a repeatDelay")
+                }
+            }
+        }
+        return endless
+    }
+
+    /// Whether a node certainly takes time (some tween in it has a positive duration or delay).
+    static func hasLength(_ node: MotionNode) -> Bool {
+        switch node {
+        case .tween(let tween):
+            return tween.header.timing.delay > 0 || tween.header.timing.repeatDelay > 0
+                || (tween.duration ?? 0) > 0 || tween.properties.contains { ($0.duration ?? 0) > 0 || ($0.delay ?? 0) > 0 }
+        case .group(let group):
+            return group.header.timing.delay > 0 || group.children.contains(where: hasLength)
+        case .sequence(let sequence):
+            return sequence.header.timing.delay > 0 || sequence.steps.contains(where: hasLength)
+        }
     }
 
     /// Frames in the window by the API §4 rule, checked against the sample limit before
@@ -61,123 +120,6 @@ public struct TimelineCompiler: Sendable {
         let message = "the result would hold about \(format(frames.rounded())) frames × \(max(1, tracks)) tracks, over the limit of \(limits.maxSamples) samples (max-samples); sample a shorter window or a lower fps"
         return DocumentError([Problem(pointer: "", message: message, kind: .invalid)])
     }
-
-    private func infiniteZeroPeriodProblem(_ planner: SchedulePlanner) -> Problem? {
-        for node in planner.nodes where node.end == nil {
-            for motion in planner.propertyMotions where motion.nodeIndex == node.index && motion.timing.period <= 0 {
-                return Problem(pointer: node.pointer + "/repeat", message: "an infinitely repeating motion needs a positive duration or repeatDelay", kind: .invalid)
-            }
-        }
-        return nil
-    }
-
-    /// Every event in the window, in time order and causal order at one instant.
-    func listEvents(_ planner: SchedulePlanner, window: TimeWindow) throws(DocumentError) -> [TimelineEvent] {
-        var events: [TimelineEvent] = []
-        var overflow = false
-        let lower = window.start - timeEpsilon, upper = window.end + timeEpsilon
-        func emit(_ event: TimelineEvent) -> Bool {
-            guard event.time >= lower, event.time <= upper else { return true }
-            if events.count >= limits.maxEvents { overflow = true; return false }
-            events.append(event)
-            return true
-        }
-        for node in planner.nodes {
-            _ = emit(TimelineEvent(time: node.start, kind: .started, motion: node.id))
-            // Leg boundaries of every property timing, merged: identical timings report once.
-            var boundaries: [(time: Double, cycle: Int, kind: CycleTiming.Boundary.Kind)] = []
-            var seen: [(start: Double, timing: CycleTiming)] = []
-            for motion in planner.propertyMotions where motion.nodeIndex == node.index {
-                if seen.contains(where: { $0.start == motion.start && $0.timing == motion.timing }) { continue }
-                seen.append((motion.start, motion.timing))
-                motion.timing.forEachBoundary(from: window.start - motion.start, through: window.end - motion.start) { boundary in
-                    boundaries.append((motion.start + boundary.time, boundary.cycle, boundary.kind))
-                    if boundaries.count > limits.maxEvents { overflow = true; return false }
-                    return true
-                }
-                if overflow { break }
-            }
-            boundaries.sort { ($0.time, $0.cycle, $0.kind.rawValue) < ($1.time, $1.cycle, $1.kind.rawValue) }
-            var previous: (time: Double, cycle: Int, kind: CycleTiming.Boundary.Kind)?
-            for boundary in boundaries {
-                if let previous, previous.cycle == boundary.cycle, previous.kind == boundary.kind,
-                   abs(previous.time - boundary.time) < timeEpsilon { continue }
-                previous = boundary
-                let kind: TimelineEvent.Kind = boundary.kind == .reversed ? .reversed : .repeated
-                if !emit(TimelineEvent(time: boundary.time, kind: kind, motion: node.id)) { break }
-            }
-            if let end = node.end { _ = emit(TimelineEvent(time: end, kind: .completed, motion: node.id)) }
-        }
-        if overflow {
-            throw DocumentError([Problem(pointer: "", message: "the result would hold more than \(limits.maxEvents) events (max-events); sample a shorter window", kind: .invalid)])
-        }
-        // Stable: generation order is causal order at one instant.
-        return events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
-    }
-}
-
-/// One property of one node, with its absolute schedule.
-struct PropertyMotion {
-    /// Position in the document (pre-order), for ties.
-    var order: Int
-    var nodeIndex: Int
-    /// Absolute start time (after delays).
-    var start: Double
-    var timing: CycleTiming
-    var property: TweenProperty
-    var easing: Easing
-    var reverseEasing: Easing
-}
-
-/// One node's place in the absolute schedule.
-struct ScheduledNode {
-    var index: Int
-    var id: String
-    var pointer: String
-    var start: Double
-    /// nil when it never ends.
-    var end: Double?
-}
-
-/// Walks the node tree once and lays out every node and property on absolute time.
-struct SchedulePlanner {
-    var nodes: [ScheduledNode] = []
-    var propertyMotions: [PropertyMotion] = []
-
-    /// Plans `node` starting at absolute time `t0`; returns its end (nil if infinite).
-    @discardableResult
-    mutating func plan(_ node: MotionNode, at t0: Double) -> Double? {
-        switch node {
-        case .tween(let tween): return plan(tween, at: t0)
-        }
-    }
-
-    mutating func plan(_ tween: TweenNode, at t0: Double) -> Double? {
-        let nodeIndex = nodes.count
-        nodes.append(ScheduledNode(index: nodeIndex, id: tween.id, pointer: tween.pointer, start: t0 + tween.timing.delay, end: nil))
-        var start = Double.infinity
-        var end: Double? = t0 + tween.timing.delay
-        for property in tween.properties {
-            let timing = CycleTiming(legDuration: property.duration ?? tween.duration ?? 0,
-                                     reverses: tween.timing.reverses,
-                                     repetition: tween.timing.repetition,
-                                     repeatDelay: tween.timing.repeatDelay)
-            let propertyStart = t0 + (property.delay ?? tween.timing.delay)
-            start = min(start, propertyStart)
-            if let active = timing.activeDuration, let current = end {
-                end = max(current, propertyStart + active)
-            } else {
-                end = nil
-            }
-            let easing = property.easing ?? tween.easing
-            propertyMotions.append(PropertyMotion(order: propertyMotions.count, nodeIndex: nodeIndex, start: propertyStart,
-                                                  timing: timing, property: property, easing: easing,
-                                                  reverseEasing: tween.reverseEasing ?? easing))
-        }
-        if start.isFinite { nodes[nodeIndex].start = start }
-        nodes[nodeIndex].end = end
-        return end
-    }
 }
 
 /// Resolves start values and appends segments to tracks, in start order.
@@ -201,8 +143,17 @@ struct TrackBuilder {
         return path.lookup(in: target)?.numberValue
     }
 
-    mutating func add(_ motion: PropertyMotion) {
-        let property = motion.property
+    /// One scalar leg a tween wrote: what a homeward part needs to run it backwards.
+    struct Leg {
+        var track: Int
+        var from: Double
+        var to: Double
+        var duration: Double
+        var reverseEasing: Easing
+    }
+
+    /// Resolves a tween property at its start time and appends its segments; returns the legs.
+    mutating func add(_ property: TweenProperty, start: Double, timing: CycleTiming, easing: Easing, reverseEasing: Easing) -> [Leg] {
         let toLeaves = ValueShape.leaves(of: property.to)
         var fromValues: [Double] = []
         let template: JSON
@@ -210,18 +161,18 @@ struct TrackBuilder {
             let fromLeaves = ValueShape.leaves(of: from)
             guard fromLeaves.map(\.relative) == toLeaves.map(\.relative) else {
                 diagnostics.invalid(property.pointer + "/from", "has a different shape from 'to' at '\(property.path)': \(ValueShape.describe(from)) vs \(ValueShape.describe(property.to))")
-                return
+                return []
             }
             fromValues = fromLeaves.map(\.value)
             template = from
         } else {
             for leaf in toLeaves {
                 let leafPath = PropertyPath(segments: property.path.segments + leaf.relative)
-                guard let value = currentValue(leafPath, at: motion.start) else {
+                guard let value = currentValue(leafPath, at: start) else {
                     let found = property.path.lookup(in: target)
                     let detail = found.map { ", where target has \(ValueShape.describe($0)) at '\(property.path)'" } ?? ""
                     diagnostics.invalid(property.pointer + "/path", "no value at '\(leafPath)' in target, and no 'from'\(detail)")
-                    return
+                    return []
                 }
                 fromValues.append(value)
             }
@@ -233,6 +184,7 @@ struct TrackBuilder {
             }
         }
 
+        var legs: [Leg] = []
         var leaves: [(relative: [String], track: Int)] = []
         let isScalar = toLeaves.count == 1 && toLeaves[0].relative.isEmpty
         for (offset, leaf) in toLeaves.enumerated() {
@@ -248,10 +200,10 @@ struct TrackBuilder {
                 tracks.append(Track(path: key, base: leafPath.lookup(in: target)?.numberValue ?? from))
                 trackIndex[key] = index
             }
-            let curve = TweenCurve(from: from, to: leaf.value, timing: motion.timing,
-                                   easing: motion.easing, reverseEasing: motion.reverseEasing)
-            tracks[index].append(start: motion.start, curve: .tween(curve))
+            let curve = TweenCurve(from: from, to: leaf.value, timing: timing, easing: easing, reverseEasing: reverseEasing)
+            tracks[index].append(start: start, curve: .tween(curve))
             leaves.append((leaf.relative, index))
+            legs.append(Leg(track: index, from: from, to: leaf.value, duration: timing.legDuration, reverseEasing: reverseEasing))
         }
 
         if let existing = outputIndex[property.path] {
@@ -263,6 +215,14 @@ struct TrackBuilder {
             outputIndex[property.path] = outputs.count
             outputs.append(Timeline.PropertyOutput(path: property.path, template: template, leaves: leaves))
         }
+        return legs
+    }
+
+    /// A leg run backwards from `to` to `from` with the reverse easing, starting at `start`.
+    mutating func addReverseLeg(_ leg: Leg, at start: Double) {
+        let curve = TweenCurve(from: leg.to, to: leg.from, timing: CycleTiming(legDuration: leg.duration),
+                               easing: leg.reverseEasing, reverseEasing: leg.reverseEasing)
+        tracks[leg.track].append(start: start, curve: .tween(curve))
     }
 }
 

@@ -1,0 +1,374 @@
+/// Lays the node tree out on absolute time (SEMANTICS §1, §8).
+///
+/// A small discrete-event simulation: every node start and every hand-off is an action
+/// processed in time order (ties: document order, then causal order), so a property without
+/// `from` is resolved from the values that every earlier motion has produced by then, and a
+/// node whose length depends on its resolved values (a spring's rest time) still schedules
+/// what follows it exactly. The result is a set of tracks with absolute segments — sampling
+/// does no tree walking — and the event list.
+final class Scheduler {
+    /// How much of a node's play to run.
+    enum Part {
+        /// Everything, with `completed` at the end.
+        case full
+        /// Its own play, leaving out `completed` when a homeward part will follow; used by
+        /// reversing groups and contiguous sequences, which reverse their children themselves.
+        case outward
+    }
+
+    private(set) var builder: TrackBuilder
+    private(set) var events: [TimelineEvent] = []
+    private let diagnostics: Diagnostics
+    private let limits: EngineLimits
+    /// Actions after this time are not run (the window end, for motions that never end).
+    private let horizon: Double
+    private var queue = ActionQueue()
+    private var playCount = 0
+    private(set) var overflow: String?
+
+    init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double) {
+        self.builder = TrackBuilder(target: target, diagnostics: diagnostics)
+        self.diagnostics = diagnostics
+        self.limits = limits
+        self.horizon = horizon
+    }
+
+    /// Plays the root and runs every action; returns the end time (nil if it never ends).
+    func run(_ root: MotionNode) -> Double? {
+        var end: Double?
+        play(root, at: 0, part: .full) { time, _ in end = time }
+        while overflow == nil, let action = queue.pop() {
+            if action.time > horizon + timeEpsilon { break }
+            action.run()
+        }
+        return end
+    }
+
+    // MARK: - Scheduling primitives
+
+    private func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
+        queue.push(time: time, order: order, body)
+    }
+
+    private func emit(_ kind: TimelineEvent.Kind, _ node: NodeHeader, at time: Double, step: Int? = nil) {
+        guard overflow == nil else { return }
+        if events.count >= limits.maxEvents {
+            overflow = "the timeline holds more than \(limits.maxEvents) events (max-events); sample a shorter window"
+            return
+        }
+        events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
+    }
+
+    private func countPlay() -> Bool {
+        playCount += 1
+        if playCount > limits.maxEvents {
+            overflow = "the timeline starts more than \(limits.maxEvents) node plays (max-events); sample a shorter window"
+            return false
+        }
+        return true
+    }
+
+    /// Whether a node comes back to its start values by itself, so that a reversing parent
+    /// has nothing left to reverse.
+    static func returnsHome(_ node: MotionNode) -> Bool {
+        switch node {
+        case .tween(let tween): return tween.header.timing.reverses
+        case .group(let group): return group.header.timing.reverses
+        case .sequence(let sequence): return sequence.header.timing.reverses && sequence.reversingMode == .contiguous
+        }
+    }
+
+    // MARK: - Plays
+
+    /// Plays `node` from absolute time `t` (its delay still to come). `done` runs, as an
+    /// action at the end time, with the end time and a handle for the homeward part.
+    func play(_ node: MotionNode, at t: Double, part: Part, done: @escaping (Double, Play) -> Void) {
+        guard countPlay() else { return }
+        let play = Play(node: node)
+        let suppressCompleted = part == .outward && !Self.returnsHome(node)
+        let finish: (Double) -> Void = { [unowned self] end in
+            if !suppressCompleted { emit(.completed, node.header, at: end) }
+            done(end, play)
+        }
+        switch node {
+        case .tween(let tween): playTween(tween, at: t, play: play, finish: finish)
+        case .group(let group): playGroup(group, at: t, part: part, play: play, finish: finish)
+        case .sequence(let sequence): playSequence(sequence, at: t, part: part, play: play, finish: finish)
+        }
+    }
+
+    /// The homeward part of a play that ran `.outward`: its values go back to where they
+    /// began. Emits `reversed` at the start and `completed` at the end.
+    func playHomeward(_ play: Play, at t: Double, done: @escaping (Double) -> Void) {
+        let header = play.node.header
+        if Self.returnsHome(play.node) {
+            at(t, order: header.order) { done(t) }
+            return
+        }
+        at(t, order: header.order) { [unowned self] in
+            emit(.reversed, header, at: t)
+            let finish: (Double) -> Void = { [unowned self] end in
+                emit(.completed, header, at: end)
+                done(end)
+            }
+            switch play.node {
+            case .tween:
+                var end = t
+                for leg in play.legs {
+                    builder.addReverseLeg(leg, at: t)
+                    end = max(end, t + leg.duration)
+                }
+                at(end, order: header.order) { finish(end) }
+            case .group:
+                join(play.children.count, at: t, order: header.order, finish) { index, childDone in
+                    self.playHomeward(play.children[index], at: t, done: childDone)
+                }
+            case .sequence(let sequence):
+                // Retrace the plays in reverse order, handing off from one to the next.
+                let plays = Array(play.children.reversed())
+                func step(_ index: Int, _ time: Double) {
+                    guard index < plays.count else { return finish(time) }
+                    if index > 0, let stepIndex = sequence.steps.firstIndex(where: { $0.header.order == plays[index].node.header.order }) {
+                        emit(.stepped, header, at: time, step: stepIndex)
+                    }
+                    playHomeward(plays[index], at: time) { end in step(index + 1, end) }
+                }
+                step(0, t)
+            }
+        }
+    }
+
+    /// Starts `count` things at once and calls `finish` with the last end.
+    private func join(_ count: Int, at t: Double, order: Int, _ finish: @escaping (Double) -> Void,
+                      start: (Int, @escaping (Double) -> Void) -> Void) {
+        guard count > 0 else { return at(t, order: order) { finish(t) } }
+        var remaining = count
+        var last = t
+        for index in 0..<count {
+            start(index) { end in
+                last = max(last, end)
+                remaining -= 1
+                if remaining == 0 { finish(last) }
+            }
+        }
+    }
+
+    // MARK: Tween
+
+    private func playTween(_ tween: TweenNode, at t: Double, play: Play, finish: @escaping (Double) -> Void) {
+        let header = tween.header
+        var starts: [Double] = []
+        var timings: [CycleTiming] = []
+        var end: Double? = t + header.timing.delay
+        for property in tween.properties {
+            let timing = CycleTiming(legDuration: property.duration ?? tween.duration ?? 0,
+                                     reverses: header.timing.reverses,
+                                     repetition: header.timing.repetition,
+                                     repeatDelay: header.timing.repeatDelay)
+            let start = t + (property.delay ?? header.timing.delay)
+            starts.append(start)
+            timings.append(timing)
+            if let active = timing.activeDuration, let current = end { end = max(current, start + active) } else { end = nil }
+        }
+        let nodeStart = starts.min() ?? t + header.timing.delay
+        at(nodeStart, order: header.order) { [unowned self] in
+            emit(.started, header, at: nodeStart)
+            emitBoundaries(header, starts: starts, timings: timings)
+        }
+        for (index, property) in tween.properties.enumerated() {
+            let easing = property.easing ?? tween.easing
+            let reverseEasing = tween.reverseEasing ?? easing
+            at(starts[index], order: header.order) { [unowned self] in
+                let legs = builder.add(property, start: starts[index], timing: timings[index], easing: easing, reverseEasing: reverseEasing)
+                play.legs.append(contentsOf: legs)
+            }
+        }
+        if let end { at(end, order: header.order) { finish(end) } }
+    }
+
+    /// `reversed` and `repeated` of a leaf's own cycles, merged over its properties.
+    private func emitBoundaries(_ header: NodeHeader, starts: [Double], timings: [CycleTiming]) {
+        var boundaries: [(time: Double, cycle: Int, kind: CycleTiming.Boundary.Kind)] = []
+        var seen: [(start: Double, timing: CycleTiming)] = []
+        let limit = horizon.isFinite ? horizon : .greatestFiniteMagnitude
+        for (start, timing) in zip(starts, timings) {
+            if seen.contains(where: { $0.start == start && $0.timing == timing }) { continue }
+            seen.append((start, timing))
+            timing.forEachBoundary(from: windowStart - start, through: limit - start) { boundary in
+                boundaries.append((start + boundary.time, boundary.cycle, boundary.kind))
+                return boundaries.count <= limits.maxEvents
+            }
+        }
+        boundaries.sort { ($0.time, $0.cycle, $0.kind.rawValue) < ($1.time, $1.cycle, $1.kind.rawValue) }
+        var previous: (time: Double, cycle: Int, kind: CycleTiming.Boundary.Kind)?
+        for boundary in boundaries {
+            if let previous, previous.cycle == boundary.cycle, previous.kind == boundary.kind,
+               abs(previous.time - boundary.time) < timeEpsilon { continue }
+            previous = boundary
+            emit(boundary.kind == .reversed ? .reversed : .repeated, header, at: boundary.time)
+        }
+    }
+
+    /// Events before this are not needed (set for windows far into an endless motion).
+    var windowStart = -Double.infinity
+
+    // MARK: Group
+
+    private func playGroup(_ group: GroupNode, at t: Double, part: Part, play: Play, finish: @escaping (Double) -> Void) {
+        let header = group.header
+        let timing = header.timing
+        let start = t + timing.delay
+        let childPart: Part = timing.reverses || part == .outward ? .outward : .full
+        var cycle = 0
+        func runCycle(_ cycleStart: Double) {
+            at(cycleStart, order: header.order) { [unowned self] in
+                if cycle == 0 { emit(.started, header, at: cycleStart) } else { emit(.repeated, header, at: cycleStart) }
+                play.children = Array(repeating: play, count: group.children.count)
+                let endCycle: (Double) -> Void = { end in
+                    cycle += 1
+                    if case .count(let n) = timing.repetition, cycle > n { return finish(end) }
+                    runCycle(end + timing.repeatDelay)
+                }
+                if timing.reverses && group.syncsChildren {
+                    join(group.children.count, at: cycleStart, order: header.order, { [unowned self] outwardEnd in
+                        emit(.reversed, header, at: outwardEnd)
+                        join(group.children.count, at: outwardEnd, order: header.order, endCycle) { index, childDone in
+                            self.playHomeward(play.children[index], at: outwardEnd, done: childDone)
+                        }
+                    }) { index, childDone in
+                        self.play(group.children[index], at: cycleStart, part: .outward) { end, childPlay in
+                            play.children[index] = childPlay
+                            childDone(end)
+                        }
+                    }
+                } else {
+                    join(group.children.count, at: cycleStart, order: header.order, endCycle) { index, childDone in
+                        self.play(group.children[index], at: cycleStart, part: childPart) { end, childPlay in
+                            play.children[index] = childPlay
+                            if timing.reverses {
+                                self.playHomeward(childPlay, at: end, done: childDone)
+                            } else {
+                                childDone(end)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        runCycle(start)
+    }
+
+    // MARK: Sequence
+
+    private func playSequence(_ sequence: SequenceNode, at t: Double, part: Part, play: Play, finish: @escaping (Double) -> Void) {
+        let header = sequence.header
+        let timing = header.timing
+        let steps = sequence.steps
+        let contiguous = timing.reverses && sequence.reversingMode == .contiguous
+        let stepPart: Part = contiguous || part == .outward ? .outward : .full
+        var cycle = 0
+
+        func runCycle(_ cycleStart: Double) {
+            at(cycleStart, order: header.order) { [unowned self] in
+                if cycle == 0 { emit(.started, header, at: cycleStart) } else { emit(.repeated, header, at: cycleStart) }
+                play.children = []
+                var outwardPlays: [Play] = []
+                let endCycle: (Double) -> Void = { end in
+                    cycle += 1
+                    if case .count(let n) = timing.repetition, cycle > n { return finish(end) }
+                    runCycle(end + timing.repeatDelay)
+                }
+                // Steps `order` played forward one after another; `stepped` at each hand-off.
+                func forward(_ order: [Int], _ position: Int, _ time: Double, then: @escaping (Double) -> Void) {
+                    guard position < order.count else { return then(time) }
+                    self.play(steps[order[position]], at: time, part: stepPart) { end, stepPlay in
+                        play.children.append(stepPlay)
+                        outwardPlays.append(stepPlay)
+                        if position + 1 < order.count { self.emit(.stepped, header, at: end, step: order[position + 1]) }
+                        forward(order, position + 1, end, then: then)
+                    }
+                }
+                let outwardOrder = Array(steps.indices)
+                forward(outwardOrder, 0, cycleStart) { [unowned self] turn in
+                    guard timing.reverses else { return endCycle(turn) }
+                    emit(.reversed, header, at: turn)
+                    emit(.stepped, header, at: turn, step: steps.count - 1)
+                    if !contiguous {
+                        return forward(Array(outwardOrder.reversed()), 0, turn, then: endCycle)
+                    }
+                    // Contiguous: the reverse legs run n−1 … 0.
+                    let plays = outwardPlays
+                    func homeward(_ index: Int, _ time: Double) {
+                        guard index >= 0 else { return endCycle(time) }
+                        self.playHomeward(plays[index], at: time) { end in
+                            if index > 0 { self.emit(.stepped, header, at: end, step: index - 1) }
+                            homeward(index - 1, end)
+                        }
+                    }
+                    homeward(plays.count - 1, turn)
+                }
+            }
+        }
+        runCycle(t + timing.delay)
+    }
+}
+
+/// One play of one node: what its homeward part needs to retrace it.
+final class Play {
+    let node: MotionNode
+    /// Tween legs written by this play.
+    var legs: [TrackBuilder.Leg] = []
+    /// The child plays of the last cycle, in the order they played.
+    var children: [Play] = []
+
+    init(node: MotionNode) { self.node = node }
+}
+
+/// A min-queue of actions ordered by (time, document order, insertion).
+struct ActionQueue {
+    struct Action {
+        var time: Double
+        var order: Int
+        var sequence: Int
+        var run: () -> Void
+
+        func precedes(_ other: Action) -> Bool {
+            (time, order, sequence) < (other.time, other.order, other.sequence)
+        }
+    }
+
+    private var heap: [Action] = []
+    private var nextSequence = 0
+
+    mutating func push(time: Double, order: Int, _ run: @escaping () -> Void) {
+        heap.append(Action(time: time, order: order, sequence: nextSequence, run: run))
+        nextSequence += 1
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].precedes(heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Action? {
+        guard !heap.isEmpty else { return nil }
+        let top = heap[0]
+        let last = heap.removeLast()
+        if !heap.isEmpty {
+            heap[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var best = parent
+                if left < heap.count, heap[left].precedes(heap[best]) { best = left }
+                if right < heap.count, heap[right].precedes(heap[best]) { best = right }
+                if best == parent { break }
+                heap.swapAt(parent, best)
+                parent = best
+            }
+        }
+        return top
+    }
+}
