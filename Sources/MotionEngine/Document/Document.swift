@@ -124,6 +124,8 @@ public struct TweenNode: Sendable {
     public var easing: Easing
     public var reverseEasing: Easing?
     public var properties: [TweenProperty]
+    /// Additive weight (0…1) when `additive` is true, else nil.
+    public var additiveWeight: Double?
 }
 
 /// One `properties` entry of a tween.
@@ -136,4 +138,5 @@ public struct TweenProperty: Sendable {
     public var easing: Easing?
     public var duration: Double?
     public var delay: Double?
+    public var bounds: Bounds?
 }

@@ -192,9 +192,7 @@ public struct DocumentDecoder: Sendable {
         let durationGiven = reader.has("duration")
         let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
         let reverseEasing = reader.value("reverseEasing").flatMap { Easing.decode($0, at: reader.pointer("reverseEasing"), diagnostics) }
-        for planned in ["additive", "additiveWeight"] where reader.value(planned) != nil {
-            diagnostics.invalid(reader.pointer(planned), "'\(planned)' is not supported by this server version yet")
-        }
+        let additiveWeight = decodeAdditive(reader, diagnostics)
 
         var properties: [TweenProperty] = []
         if let items = reader.array("properties", required: true) {
@@ -217,7 +215,7 @@ public struct DocumentDecoder: Sendable {
         }
         reader.finish()
         return TweenNode(header: header, duration: duration, easing: easing ?? .linear,
-                         reverseEasing: reverseEasing, properties: properties)
+                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight)
     }
 
     func decodeTweenProperty(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> TweenProperty? {
@@ -232,11 +230,9 @@ public struct DocumentDecoder: Sendable {
         let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
         let duration = reader.nonNegative("duration")
         let delay = reader.nonNegative("delay")
-        if reader.value("bounds") != nil {
-            diagnostics.invalid(reader.pointer("bounds"), "'bounds' is not supported by this server version yet")
-        }
+        let bounds = reader.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
         guard let path, let to else { return nil }
-        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay)
+        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay, bounds: bounds)
     }
 
     func decodePath(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> PropertyPath? {
@@ -248,13 +244,25 @@ public struct DocumentDecoder: Sendable {
         return path
     }
 
-    /// Values are numbers, or objects/arrays whose leaves are numbers (API §1.1).
+    /// `additive` and `additiveWeight` (0…1, default 1): the weight, or nil when not additive.
+    func decodeAdditive(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> Double? {
+        let additive = reader.bool("additive") ?? false
+        let weight = reader.number("additiveWeight", in: 0...1)
+        if weight != nil, !additive {
+            diagnostics.invalid(reader.pointer("additiveWeight"), "applies only with \"additive\": true")
+        }
+        return additive ? weight ?? 1 : nil
+    }
+
+    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (API §1.1).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
         case .number:
             return
         case .string(let text):
-            diagnostics.invalid(pointer, "colour values such as '\(text)' are not supported by this server version yet")
+            if Colour(css: text) == nil {
+                diagnostics.invalid(pointer, "'\(text)' is not a colour: expected #rgb, #rrggbb, #rrggbbaa, rgb(), rgba(), hsl() or hsla()")
+            }
         case .array(let items):
             if items.isEmpty { diagnostics.invalid(pointer, "must not be an empty array") }
             for (index, item) in items.enumerated() { checkValueType(item, at: JSONPointer.appending(pointer, index), diagnostics) }
@@ -262,7 +270,7 @@ public struct DocumentDecoder: Sendable {
             if object.isEmpty { diagnostics.invalid(pointer, "must not be an empty object") }
             for (key, item) in object.pairs { checkValueType(item, at: JSONPointer.appending(pointer, key), diagnostics) }
         case .null, .bool:
-            diagnostics.malformed(pointer, "must be a number, or an object or array of numbers, not \(value.typeDescription)")
+            diagnostics.malformed(pointer, "must be a number, a colour string, or an object or array of numbers, not \(value.typeDescription)")
         }
     }
 

@@ -179,7 +179,9 @@ final class Scheduler {
             let easing = property.easing ?? tween.easing
             let reverseEasing = tween.reverseEasing ?? easing
             at(starts[index], order: header.order) { [unowned self] in
-                let legs = builder.add(property, start: starts[index], timing: timings[index], easing: easing, reverseEasing: reverseEasing)
+                let blending = TrackBuilder.Blending(additiveWeight: tween.additiveWeight, bounds: property.bounds)
+                let legs = builder.add(property, start: starts[index], timing: timings[index], easing: easing,
+                                       reverseEasing: reverseEasing, blending: blending)
                 play.legs.append(contentsOf: legs)
             }
         }

@@ -17,14 +17,53 @@ public struct Timeline: Sendable {
     /// The document's `target`, as given.
     public let target: JSONObject
 
-    /// How a property's whole value is rebuilt from its tracks.
+    /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {
-        /// The property path as written in the document (the key in `frames` values).
+        public enum Kind: Sendable {
+            /// A number or an object/array of numbers: `template` with its start values,
+            /// and the leaves driven by tracks (relative path → index into `tracks`).
+            case value(template: JSON, leaves: [(relative: [String], track: Int)])
+            /// A colour: its base colour and the channels or components driven by tracks.
+            case colour(base: Colour, channels: [(component: String, track: Int)])
+        }
+
+        /// The property path (the key in `frames` values).
         public let path: PropertyPath
-        /// The value's shape with its start values: a number, or an object/array.
-        public let template: JSON
-        /// Leaves of `template` driven by tracks: relative path → index into `tracks`.
-        public let leaves: [(relative: [String], track: Int)]
+        public let kind: Kind
+
+        /// The colour, for a colour output: RGB channels first, then HSB components, then alpha.
+        func colour(_ value: (Int) -> Double) -> Colour? {
+            guard case .colour(var colour, let channels) = kind else { return nil }
+            for (component, track) in channels where ["red", "green", "blue"].contains(component) {
+                colour[component] = value(track)
+            }
+            let hsbChannels = channels.filter { ["hue", "saturation", "brightness"].contains($0.component) }
+            if !hsbChannels.isEmpty {
+                var hsb = colour.hsb
+                for (component, track) in hsbChannels {
+                    switch component {
+                    case "hue": hsb.hue = value(track)
+                    case "saturation": hsb.saturation = value(track)
+                    default: hsb.brightness = value(track)
+                    }
+                }
+                colour = Colour(hue: hsb.hue, saturation: hsb.saturation, brightness: hsb.brightness, alpha: colour.alpha)
+            }
+            if let alpha = channels.last(where: { $0.component == "alpha" }) { colour.alpha = value(alpha.track) }
+            return colour
+        }
+
+        /// The whole value, given each track's current value.
+        func render(_ value: (Int) -> Double) -> JSON {
+            switch kind {
+            case .value(let template, let leaves):
+                var result = template
+                for leaf in leaves { Timeline.replaceLeaf(&result, at: leaf.relative[...], with: value(leaf.track)) }
+                return result
+            case .colour:
+                return .string(colour(value)?.hexString ?? "")
+            }
+        }
     }
 
     /// Time of sample k: `start + k/fps`, and exactly `window.end` for the last one.
@@ -50,12 +89,7 @@ public struct Timeline: Sendable {
 
     /// The whole value of output `index` given every track's current value.
     public func wholeValue(of index: Int, trackValues: [Double]) -> JSON {
-        let output = outputs[index]
-        var value = output.template
-        for leaf in output.leaves {
-            Self.replaceLeaf(&value, at: leaf.relative[...], with: trackValues[leaf.track])
-        }
-        return value
+        outputs[index].render { trackValues[$0] }
     }
 
     /// `target` with every animated property as it is at time t.
@@ -69,7 +103,7 @@ public struct Timeline: Sendable {
         return result
     }
 
-    private static func replaceLeaf(_ node: inout JSON, at path: ArraySlice<String>, with number: Double) {
+    static func replaceLeaf(_ node: inout JSON, at path: ArraySlice<String>, with number: Double) {
         guard let head = path.first else {
             node = .number(number)
             return

@@ -4,26 +4,51 @@ public struct Track: Sendable {
     public let path: String
     /// The value before any motion starts.
     public let base: Double
+    /// Whether values are degrees written in [0, 360) (a colour's hue).
+    public let wrapsDegrees: Bool
     /// Motions writing this track, ordered by start time then document order. From its start
     /// on, a segment wins over every segment before it (SEMANTICS §8, "overlap").
     public private(set) var segments: [Segment]
+
+    /// Additive motions: each adds `weight·(value − from)` from its start on (SEMANTICS §8).
+    public private(set) var additive: [Additive] = []
 
     public struct Segment: Sendable {
         /// Absolute start time, seconds.
         public var start: Double
         public var curve: Curve
+        public var bounds: Bounds?
+
+        @inline(__always)
+        func value(at t: Double) -> Double {
+            let value = curve.value(at: t - start)
+            return bounds?.apply(value) ?? value
+        }
     }
 
-    public init(path: String, base: Double) {
+    public struct Additive: Sendable {
+        public var segment: Segment
+        public var weight: Double
+        /// The value the motion's contribution is measured from.
+        public var from: Double
+    }
+
+    public init(path: String, base: Double, wrapsDegrees: Bool = false) {
         self.path = path
         self.base = base
+        self.wrapsDegrees = wrapsDegrees
         self.segments = []
     }
 
     /// Adds a segment. Segments must be added in (start, document order) order.
-    mutating func append(start: Double, curve: Curve) {
+    mutating func append(start: Double, curve: Curve, additive blend: (weight: Double, from: Double)? = nil, bounds: Bounds? = nil) {
+        let segment = Segment(start: start, curve: curve, bounds: bounds)
+        if let blend {
+            additive.append(Additive(segment: segment, weight: blend.weight, from: blend.from))
+            return
+        }
         precondition(segments.last.map { $0.start <= start } ?? true, "segments must be appended in start order")
-        segments.append(Segment(start: start, curve: curve))
+        segments.append(segment)
     }
 
     /// The index of the segment in force at time t, or nil before the first one starts.
@@ -41,8 +66,10 @@ public struct Track: Sendable {
 
     /// The track's value at absolute time t.
     public func value(at t: Double) -> Double {
-        guard let index = segmentIndex(at: t) else { return base }
-        let segment = segments[index]
-        return segment.curve.value(at: t - segment.start)
+        var value = segmentIndex(at: t).map { segments[$0].value(at: t) } ?? base
+        for item in additive where item.segment.start <= t + timeEpsilon {
+            value += item.weight * (item.segment.value(at: t) - item.from)
+        }
+        return wrapsDegrees ? Colour.normalisedHue(value) : value
     }
 }

@@ -1,0 +1,293 @@
+/// Resolves property values at their start times and appends segments to tracks.
+///
+/// Values decompose into scalar tracks (MotionMachine's `MotionState`): numbers, the numeric
+/// leaves of objects and arrays, the red/green/blue/alpha channels of colours, or one colour
+/// component named by the path (`tint.hue`, animated in HSB). Only leaves that change get a
+/// track, except that a scalar property always has one.
+struct TrackBuilder {
+    let target: JSONObject
+    let diagnostics: Diagnostics
+    private(set) var tracks: [Track] = []
+    private(set) var outputs: [Timeline.PropertyOutput] = []
+    private var trackIndex: [String: Int] = [:]
+    private var outputIndex: [PropertyPath: Int] = [:]
+    /// The last additive motion on each track: the next one is rebased onto its weighted end.
+    private var lastAdditive: [Int: (from: Double, to: Double, weight: Double)] = [:]
+
+    init(target: JSONObject, diagnostics: Diagnostics) {
+        self.target = target
+        self.diagnostics = diagnostics
+    }
+
+    /// How a motion writes its leaves.
+    struct Blending {
+        /// Additive weight, or nil for a motion that replaces the value (later start wins).
+        var additiveWeight: Double?
+        var bounds: Bounds?
+
+        static let replace = Blending(additiveWeight: nil, bounds: nil)
+    }
+
+    /// One scalar leaf a motion writes, with its resolved start and end values.
+    struct Leaf {
+        var track: Int
+        var from: Double
+        var to: Double
+    }
+
+    /// One scalar leg a tween wrote: what a homeward part needs to run it backwards.
+    struct Leg {
+        var track: Int
+        var from: Double
+        var to: Double
+        var duration: Double
+        var reverseEasing: Easing
+        var blending: Blending
+    }
+
+    // MARK: - Tweens
+
+    /// Resolves a tween property at its start time and appends its segments; returns the legs.
+    mutating func add(_ property: TweenProperty, start: Double, timing: CycleTiming, easing: Easing,
+                      reverseEasing: Easing, blending: Blending) -> [Leg] {
+        guard let leaves = resolve(path: property.path, pointer: property.pointer, from: property.from, to: property.to, at: start) else {
+            return []
+        }
+        var legs: [Leg] = []
+        for var leaf in leaves {
+            leaf.from = rebase(leaf, blending)
+            let curve = TweenCurve(from: leaf.from, to: leaf.to, timing: timing, easing: easing, reverseEasing: reverseEasing)
+            append(.tween(curve), to: leaf, at: start, blending)
+            legs.append(Leg(track: leaf.track, from: leaf.from, to: leaf.to, duration: timing.legDuration,
+                            reverseEasing: reverseEasing, blending: blending))
+        }
+        return legs
+    }
+
+    /// A leg run backwards from `to` to `from` with the reverse easing, starting at `start`.
+    /// An additive leg's reverse contribution is measured from `to`, so that with the forward
+    /// leg's held `w·(to − from)` the sum returns to 0.
+    mutating func addReverseLeg(_ leg: Leg, at start: Double) {
+        let curve = TweenCurve(from: leg.to, to: leg.from, timing: CycleTiming(legDuration: leg.duration),
+                               easing: leg.reverseEasing, reverseEasing: leg.reverseEasing)
+        tracks[leg.track].append(start: start, curve: .tween(curve),
+                                 additive: leg.blending.additiveWeight.map { ($0, leg.to) }, bounds: leg.blending.bounds)
+    }
+
+    /// Appends a curve for one leaf with the motion's blending.
+    mutating func append(_ curve: Curve, to leaf: Leaf, at start: Double, _ blending: Blending) {
+        if let weight = blending.additiveWeight {
+            lastAdditive[leaf.track] = (leaf.from, leaf.to, weight)
+            tracks[leaf.track].append(start: start, curve: curve, additive: (weight, leaf.from), bounds: blending.bounds)
+        } else {
+            tracks[leaf.track].append(start: start, curve: curve, additive: nil, bounds: blending.bounds)
+        }
+    }
+
+    /// SEMANTICS §8: an additive motion's `from` is rebased onto the weighted end of the
+    /// additive motion that started before it on the same track.
+    private func rebase(_ leaf: Leaf, _ blending: Blending) -> Double {
+        guard blending.additiveWeight != nil, let previous = lastAdditive[leaf.track] else { return leaf.from }
+        return previous.from + (previous.to - previous.from) * previous.weight
+    }
+
+    // MARK: - Resolution
+
+    /// Decomposes `from`/`to` at `path` into leaves with tracks, reading implicit starts from
+    /// the current values at `start`. Reports a problem and returns nil when the shapes do not fit.
+    mutating func resolve(path: PropertyPath, pointer: String, from: JSON?, to: JSON, at start: Double) -> [Leaf]? {
+        if let component = colourComponent(path) {
+            return resolveColourComponent(path: path, colourPath: component.colour, component: component.name,
+                                          pointer: pointer, from: from, to: to, at: start)
+        }
+        if case .string = to { return resolveColour(path: path, pointer: pointer, from: from, to: to, at: start) }
+        if case .string = from { return resolveColour(path: path, pointer: pointer, from: from, to: to, at: start) }
+
+        let toLeaves = ValueShape.leaves(of: to)
+        var fromValues: [Double] = []
+        let template: JSON
+        if let from {
+            let fromLeaves = ValueShape.leaves(of: from)
+            guard fromLeaves.map(\.relative) == toLeaves.map(\.relative) else {
+                diagnostics.invalid(pointer + "/from", "has a different shape from 'to' at '\(path)': \(ValueShape.describe(from)) vs \(ValueShape.describe(to))")
+                return nil
+            }
+            fromValues = fromLeaves.map(\.value)
+            template = from
+        } else {
+            for leaf in toLeaves {
+                let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+                guard let value = currentValue(leafPath, at: start) else {
+                    let found = path.lookup(in: target)
+                    let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
+                    diagnostics.invalid(pointer + "/path", "no value at '\(leafPath)' in target, and no 'from'\(detail)")
+                    return nil
+                }
+                fromValues.append(value)
+            }
+            if let existing = path.lookup(in: target),
+               toLeaves.allSatisfy({ PropertyPath(segments: $0.relative).lookup(inValue: existing)?.numberValue != nil }) {
+                template = existing
+            } else {
+                template = to
+            }
+        }
+
+        var leaves: [Leaf] = []
+        var outputLeaves: [(relative: [String], track: Int)] = []
+        let isScalar = toLeaves.count == 1 && toLeaves[0].relative.isEmpty
+        for (offset, leaf) in toLeaves.enumerated() {
+            let from = fromValues[offset]
+            guard isScalar || from != leaf.value else { continue }
+            let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+            let index = track(for: leafPath.description, base: leafPath.lookup(in: target)?.numberValue ?? from)
+            leaves.append(Leaf(track: index, from: from, to: leaf.value))
+            outputLeaves.append((leaf.relative, index))
+        }
+        register(Timeline.PropertyOutput(path: path, kind: .value(template: template, leaves: outputLeaves)))
+        return leaves
+    }
+
+    /// A whole colour: red, green, blue and alpha tracks for the channels that change.
+    private mutating func resolveColour(path: PropertyPath, pointer: String, from: JSON?, to: JSON, at start: Double) -> [Leaf]? {
+        guard let end = colour(to, at: pointer + "/to") else { return nil }
+        let begin: Colour
+        if let from {
+            guard let parsed = colour(from, at: pointer + "/from") else { return nil }
+            begin = parsed
+        } else {
+            guard let current = currentColour(path, at: start) else {
+                diagnostics.invalid(pointer + "/path", "no colour at '\(path)' in target, and no 'from'")
+                return nil
+            }
+            begin = current
+        }
+        let base = path.lookup(in: target).flatMap { $0.stringValue.flatMap(Colour.init(css:)) } ?? begin
+        var leaves: [Leaf] = []
+        var channels: [(component: String, track: Int)] = []
+        for channel in Colour.channels where begin[channel] != end[channel] {
+            let index = track(for: path.appending(channel).description, base: base[channel])
+            leaves.append(Leaf(track: index, from: begin[channel], to: end[channel]))
+            channels.append((channel, index))
+        }
+        register(Timeline.PropertyOutput(path: path, kind: .colour(base: base, channels: channels)))
+        return leaves
+    }
+
+    /// One component of a colour named by the path (`tint.hue`): a scalar track; hue takes
+    /// the short way round and is written in [0, 360).
+    private mutating func resolveColourComponent(path: PropertyPath, colourPath: PropertyPath, component: String,
+                                                 pointer: String, from: JSON?, to: JSON, at start: Double) -> [Leaf]? {
+        guard case .number(var end) = to else {
+            diagnostics.invalid(pointer + "/to", "must be a number: '\(path)' names the \(component) of a colour")
+            return nil
+        }
+        guard let current = currentColour(colourPath, at: start) else {
+            diagnostics.invalid(pointer + "/path", "no colour at '\(colourPath)' in target")
+            return nil
+        }
+        var begin = current[component]
+        if let from {
+            guard case .number(let value) = from else {
+                diagnostics.invalid(pointer + "/from", "must be a number: '\(path)' names the \(component) of a colour")
+                return nil
+            }
+            begin = value
+        }
+        if component == "hue" {
+            begin = Colour.normalisedHue(begin)
+            var delta = (Colour.normalisedHue(end) - begin).truncatingRemainder(dividingBy: 360)
+            if delta > 180 { delta -= 360 } else if delta < -180 { delta += 360 }
+            end = begin + delta
+        } else if !(0...1).contains(end) {
+            diagnostics.invalid(pointer + "/to", "a colour's \(component) must be between 0 and 1, not \(format(end))")
+            return nil
+        }
+        let base = colourPath.lookup(in: target).flatMap { $0.stringValue.flatMap(Colour.init(css:)) } ?? current
+        let index = track(for: path.description, base: base[component], wrapsDegrees: component == "hue")
+        if let existing = outputIndex[colourPath], case .colour(let base, var channels) = outputs[existing].kind {
+            if !channels.contains(where: { $0.track == index }) { channels.append((component, index)) }
+            outputs[existing] = Timeline.PropertyOutput(path: colourPath, kind: .colour(base: base, channels: channels))
+        } else {
+            register(Timeline.PropertyOutput(path: colourPath, kind: .colour(base: base, channels: [(component, index)])))
+        }
+        return [Leaf(track: index, from: begin, to: end)]
+    }
+
+    private func colour(_ value: JSON, at pointer: String) -> Colour? {
+        guard case .string(let text) = value else {
+            diagnostics.invalid(pointer, "must be a colour string like the other end of the motion, not \(value.typeDescription)")
+            return nil
+        }
+        guard let colour = Colour(css: text) else {
+            diagnostics.invalid(pointer, "'\(text)' is not a colour: expected #rgb, #rrggbb, #rrggbbaa, rgb(), rgba(), hsl() or hsla()")
+            return nil
+        }
+        return colour
+    }
+
+    /// Whether `path` names a component of a colour (`tint.alpha` where `tint` is a colour).
+    private func colourComponent(_ path: PropertyPath) -> (colour: PropertyPath, name: String)? {
+        guard path.segments.count >= 2, let name = path.segments.last, Colour.components.contains(name) else { return nil }
+        let parent = PropertyPath(segments: Array(path.segments.dropLast()))
+        if let existing = outputIndex[parent], case .colour = outputs[existing].kind { return (parent, name) }
+        if case .string(let text)? = parent.lookup(in: target), Colour(css: text) != nil { return (parent, name) }
+        return nil
+    }
+
+    // MARK: - Current values
+
+    /// The current value of a scalar path at time t: its track if a motion already writes
+    /// it, else the target's value.
+    func currentValue(_ path: PropertyPath, at t: Double) -> Double? {
+        if let index = trackIndex[path.description] { return tracks[index].value(at: t) }
+        return path.lookup(in: target)?.numberValue
+    }
+
+    /// The current colour at `path`: rendered from its tracks, else parsed from the target.
+    func currentColour(_ path: PropertyPath, at t: Double) -> Colour? {
+        if let index = outputIndex[path], let colour = outputs[index].colour({ tracks[$0].value(at: t) }) { return colour }
+        guard case .string(let text)? = path.lookup(in: target) else { return nil }
+        return Colour(css: text)
+    }
+
+    // MARK: - Bookkeeping
+
+    private mutating func track(for key: String, base: Double, wrapsDegrees: Bool = false) -> Int {
+        if let existing = trackIndex[key] { return existing }
+        let index = tracks.count
+        tracks.append(Track(path: key, base: base, wrapsDegrees: wrapsDegrees))
+        trackIndex[key] = index
+        return index
+    }
+
+    /// Adds an output for a property path, or merges the leaves into the existing one.
+    private mutating func register(_ output: Timeline.PropertyOutput) {
+        guard let existing = outputIndex[output.path] else {
+            outputIndex[output.path] = outputs.count
+            outputs.append(output)
+            return
+        }
+        switch (outputs[existing].kind, output.kind) {
+        case (.value(let template, var leaves), .value(_, let added)):
+            for leaf in added where !leaves.contains(where: { $0.track == leaf.track }) { leaves.append(leaf) }
+            outputs[existing] = Timeline.PropertyOutput(path: output.path, kind: .value(template: template, leaves: leaves))
+        case (.colour(let base, var channels), .colour(_, let added)):
+            for channel in added where !channels.contains(where: { $0.track == channel.track }) { channels.append(channel) }
+            outputs[existing] = Timeline.PropertyOutput(path: output.path, kind: .colour(base: base, channels: channels))
+        default:
+            // A path animated both as a colour and as numbers: keep the first form.
+            break
+        }
+    }
+}
+
+extension PropertyPath {
+    /// Looks the path up inside an arbitrary JSON value (not only an object root).
+    func lookup(inValue value: JSON) -> JSON? {
+        if segments.isEmpty { return value }
+        var wrapper = JSONObject()
+        wrapper["_"] = value
+        return PropertyPath(segments: ["_"] + segments).lookup(in: wrapper)
+    }
+}
