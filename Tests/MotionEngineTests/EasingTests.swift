@@ -459,7 +459,6 @@ final class EasingTests: XCTestCase {
         expectProblem(#"{"type":"cubic-bezier","x1":0}"#, .invalid, at: "/motion/easing/type", "did you mean 'cubicBezier'")
         expectProblem(#"{"type":"back.sideways"}"#, .invalid, at: "/motion/easing/type", "'back.sideways'")
         expectProblem(#"{"type":"steps(4)"}"#, .invalid, at: "/motion/easing/type", "'steps(4)'")
-        expectProblem(#"{"type":"spring","stiffness":100,"damping":10}"#, .invalid, at: "/motion/easing/type", "spring easings are not supported yet")
     }
 
     func testDecodeInvalidCSSStrings() {

@@ -117,6 +117,40 @@ extension Easing {
                                            .array([.number(1), .number(1)])]))]),
             ]))
 
+        entries.append(entry(
+            "spring",
+            "A damped spring solved from 0 to 1 and stretched over the tween's duration: E(u) = x(u·T), T the spring's rest time (the first millisecond from which |x − 1| ≤ restDelta and |x'| ≤ restSpeed hold for good). Give exactly one parameterisation: {response, dampingRatio} | {stiffness, damping, mass?} | {duration, bounce} | {mass, tension, friction}. Overshoots when the damping ratio is below 1.",
+            form: "{\"type\": \"spring\", <spring parameters>}", objectType: "spring",
+            parameters: [
+                parameter("response", "number", exclusiveMinimum: 0,
+                          "{response, dampingRatio}: the undamped period in seconds (m = 1, k = (2π/response)²)."),
+                parameter("dampingRatio", "number", default: .number(1), exclusiveMinimum: 0,
+                          "{response, dampingRatio}: ζ; below 1 oscillates, 1 is critically damped."),
+                parameter("stiffness", "number", exclusiveMinimum: 0, "{stiffness, damping, mass?}: k."),
+                parameter("damping", "number", minimum: 0, "{stiffness, damping, mass?}: c (0 never rests)."),
+                parameter("mass", "number", exclusiveMinimum: 0,
+                          "m: optional (default 1) with stiffness and damping, required with tension and friction."),
+                parameter("duration", "number", exclusiveMinimum: 0,
+                          "{duration, bounce}: the perceptual duration in seconds (k = (2π/duration)², m = 1)."),
+                parameter("bounce", "number", default: .number(0),
+                          "{duration, bounce}: in (−1, 1); ζ = 1 − bounce for bounce ≥ 0, 1/(1 + bounce) below."),
+                parameter("tension", "number", exclusiveMinimum: 0, "{mass, tension, friction}: k (motion-interchange)."),
+                parameter("friction", "number", minimum: 0, "{mass, tension, friction}: c (motion-interchange)."),
+                parameter("initialVelocity", "number", default: .number(0),
+                          "Initial velocity in distances per second; positive moves toward the target."),
+                parameter("restDelta", "number", default: .number(SpringCurve.defaultRestDelta), exclusiveMinimum: 0,
+                          "The spring is at rest once |x − 1| stays within this."),
+                parameter("restSpeed", "number", default: .number(SpringCurve.defaultRestSpeed), exclusiveMinimum: 0,
+                          "The spring is at rest once |x'| stays within this (per second)."),
+            ],
+            examples: [
+                object([("type", .string("spring")), ("response", .number(0.5)), ("dampingRatio", .number(0.8))]),
+                object([("type", .string("spring")), ("stiffness", .number(170)), ("damping", .number(26))]),
+                object([("type", .string("spring")), ("duration", .number(0.5)), ("bounce", .number(0.3))]),
+                object([("type", .string("spring")), ("mass", .number(1)), ("tension", .number(300)),
+                        ("friction", .number(20)), ("initialVelocity", .number(1))]),
+            ]))
+
         return object([("easings", .array(entries))])
     }
 

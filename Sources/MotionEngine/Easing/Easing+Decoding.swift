@@ -292,9 +292,7 @@ extension Easing {
             }
 
         case "spring":
-            // Springs as easings come later; their parameters are not checked yet.
-            diagnostics.invalid(typePointer, "spring easings are not supported yet")
-            return nil
+            easing = decodeSpring(reader)
 
         case _ where type.hasPrefix("back."):
             guard let mode = EaseMode(rawValue: String(type.dropFirst(5))) else {
@@ -338,6 +336,35 @@ extension Easing {
         }
         reader.finish()
         return diagnostics.problems.count == before ? easing : nil
+    }
+
+    /// `{"type": "spring", <one parameterisation>, "initialVelocity"?, "restDelta"?, "restSpeed"?}`
+    /// (SEMANTICS §4): the parameters as `SpringParameters.decode` reads them; `initialVelocity`
+    /// in distances per second (default 0); `restDelta` and `restSpeed` positive (default
+    /// 0.001). A spring that never rests, or rests only after the settling limit, is a 422 at
+    /// the object.
+    private static func decodeSpring(_ reader: ObjectReader) -> Easing? {
+        let diagnostics = reader.diagnostics
+        let parameters = SpringParameters.decode(from: reader, diagnostics)
+        let initialVelocity = reader.number("initialVelocity") ?? 0
+        func positive(_ key: String, _ fallback: Double) -> Double? {
+            guard let n = reader.number(key) else { return reader.has(key) ? nil : fallback }
+            guard n > 0 else {
+                diagnostics.invalid(reader.pointer(key), "must be positive, not \(format(n))")
+                return nil
+            }
+            return n
+        }
+        let restDelta = positive("restDelta", SpringCurve.defaultRestDelta)
+        let restSpeed = positive("restSpeed", SpringCurve.defaultRestSpeed)
+        guard let parameters, let restDelta, let restSpeed else { return nil }
+        do {
+            return .spring(try SpringCurve(parameters: parameters, initialVelocity: initialVelocity,
+                                           restDelta: restDelta, restSpeed: restSpeed))
+        } catch {
+            diagnostics.invalid(reader.pointer, error.message)
+            return nil
+        }
     }
 
     private static func unknownTypeMessage(_ type: String) -> String {

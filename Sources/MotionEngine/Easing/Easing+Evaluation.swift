@@ -41,6 +41,8 @@ extension Easing {
             return Easing.elastic(mode, amplitude: amplitude, period: period, u)
         case .cubicBezier(let curve):
             return curve.y(atX: u)
+        case .spring(let curve):
+            return curve(u)
         case .steps, .piecewiseLinear:
             return u  // handled above
         }

@@ -17,6 +17,8 @@ public enum Easing: Sendable, Equatable {
     case steps(count: Int, position: StepPosition)
     /// CSS `linear(…)`: piecewise-linear through control points (x ascending).
     case piecewiseLinear(PiecewiseLinear)
+    /// `{"type": "spring", …}`: a spring from 0 to 1 over its own rest time (SEMANTICS §4).
+    case spring(SpringCurve)
 
     public enum EaseMode: String, Sendable, Equatable, CaseIterable {
         case `in`, out, inOut
