@@ -56,18 +56,29 @@ public struct NodeTiming: Sendable, Equatable {
     public var reverses = false
     /// Pause between cycles, seconds.
     public var repeatDelay: Double = 0
+    /// Where the play stops (seconds after the delay), possibly part-way through a cycle:
+    /// from a motion spec's fractional `count` or its `duration` repetition.
+    public var playLimit: Double?
 
-    public init(delay: Double = 0, repetition: Repetition = .count(0), reverses: Bool = false, repeatDelay: Double = 0) {
+    public init(delay: Double = 0, repetition: Repetition = .count(0), reverses: Bool = false, repeatDelay: Double = 0,
+                playLimit: Double? = nil) {
         self.delay = delay
         self.repetition = repetition
         self.reverses = reverses
         self.repeatDelay = repeatDelay
+        self.playLimit = playLimit
     }
+
+    /// Whether the node repeats forever.
+    public var isEndless: Bool { repetition == .infinite && playLimit == nil }
 }
 
 /// One motion node of the document tree.
 public indirect enum MotionNode: Sendable {
     case tween(TweenNode)
+    case physics(PhysicsNode)
+    case spring(SpringNode)
+    case decay(DecayNode)
     case group(GroupNode)
     case sequence(SequenceNode)
 
@@ -78,6 +89,9 @@ public indirect enum MotionNode: Sendable {
     public var header: NodeHeader {
         switch self {
         case .tween(let node): return node.header
+        case .physics(let node): return node.header
+        case .spring(let node): return node.header
+        case .decay(let node): return node.header
         case .group(let node): return node.header
         case .sequence(let node): return node.header
         }
@@ -139,4 +153,60 @@ public struct TweenProperty: Sendable {
     public var duration: Double?
     public var delay: Double?
     public var bounds: Bounds?
+}
+
+/// One `properties` entry of a physics, spring or decay node.
+public struct DynamicProperty: Sendable {
+    public var pointer: String
+    public var path: PropertyPath
+    public var from: JSON?
+    /// The target (spring), the second wall (physics with collisions), or where to land (decay).
+    public var to: JSON?
+    /// Initial velocity for this property (units/s); overrides the node's.
+    public var velocity: Double?
+    public var bounds: Bounds?
+}
+
+/// `physics`: velocity with friction, optional walls (MotionMachine `PhysicsMotion`).
+public struct PhysicsNode: Sendable {
+    public var header: NodeHeader
+    public var properties: [DynamicProperty]
+    /// Units/s; the sign is the direction.
+    public var velocity: Double
+    /// 0 < f ≤ 1: the velocity is multiplied by 1 − f every second.
+    public var friction: Double
+    public var restitution: Double
+    public var collisions: Bool
+    public var restVelocity: Double
+    public var additiveWeight: Double?
+}
+
+/// `spring` (b3ll `SpringAnimation`).
+public struct SpringNode: Sendable {
+    public var header: NodeHeader
+    public var properties: [DynamicProperty]
+    public var parameters: SpringParameters
+    /// Initial velocity (units/s) for properties without their own.
+    public var velocity: Double
+    public var restDelta: Double
+    public var restSpeed: Double
+    /// Complete at the first crossing of the target.
+    public var stopAtTarget: Bool
+    /// Clips the output only.
+    public var clamp: ClosedRange<Double>?
+    public var additiveWeight: Double?
+}
+
+/// `decay` (b3ll `DecayAnimation`).
+public struct DecayNode: Sendable {
+    public var header: NodeHeader
+    public var properties: [DynamicProperty]
+    /// Units/s, for properties without `to`.
+    public var velocity: Double?
+    /// Per millisecond, in (0, 1).
+    public var decayConstant: Double
+    /// Resting points are rounded to multiples of this (0 disables).
+    public var roundingFactor: Double
+    public var restVelocity: Double
+    public var additiveWeight: Double?
 }

@@ -5,8 +5,8 @@ public struct DocumentDecoder: Sendable {
     public init(limits: EngineLimits = .default) { self.limits = limits }
 
     /// Node types the contract names that this build does not compute yet.
-    static let plannedNodeTypes: Set<String> = ["physics", "spring", "decay", "path", "pathPhysics"]
-    static let nodeTypes = ["tween", "group", "sequence"] + plannedNodeTypes.sorted()
+    static let plannedNodeTypes: Set<String> = ["path", "pathPhysics"]
+    static let nodeTypes = ["tween", "physics", "spring", "decay", "group", "sequence"] + plannedNodeTypes.sorted()
 
     /// Parses and decodes a request body.
     public func decode(_ body: [UInt8]) throws(DocumentError) -> TimelineDocument {
@@ -80,7 +80,7 @@ public struct DocumentDecoder: Sendable {
             reader.finish()
         }
 
-        var context = NodeContext()
+        var context = NodeContext(specs: specs)
         var motion: MotionNode?
         if let value = root.value("motion", required: true) {
             motion = decodeNode(value, at: "/motion", depth: 0, &context, diagnostics)
@@ -95,6 +95,8 @@ public struct DocumentDecoder: Sendable {
 
     /// Running state while the node tree is decoded.
     struct NodeContext {
+        /// The document's `specs` tree, for `timing` names.
+        var specs = JSONObject()
         /// Pre-order counter.
         var nextOrder = 0
         var propertyCount = 0
@@ -110,6 +112,12 @@ public struct DocumentDecoder: Sendable {
         switch type {
         case "tween":
             return decodeTween(reader, &context, diagnostics).map(MotionNode.tween)
+        case "physics", "spring", "decay":
+            let header = decodeHeader(reader, &context, diagnostics)
+            if reader.value("timing") != nil {
+                diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
+            }
+            return decodeDynamic(type, header, reader, &context, diagnostics)
         case "group", "sequence":
             guard depth < limits.maxDepth else {
                 reader.accept(contentsOf: reader.object.keys)
@@ -117,6 +125,9 @@ public struct DocumentDecoder: Sendable {
                 return nil
             }
             let header = decodeHeader(reader, &context, diagnostics)
+            if reader.value("timing") != nil {
+                diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
+            }
             let key = type == "group" ? "children" : "steps"
             var children: [MotionNode] = []
             var complete = true
@@ -179,18 +190,28 @@ public struct DocumentDecoder: Sendable {
         }
         if let reverses = reader.bool("reverses") { timing.reverses = reverses }
         if let repeatDelay = reader.nonNegative("repeatDelay") { timing.repeatDelay = repeatDelay }
-        if reader.value("timing") != nil {
-            diagnostics.invalid(reader.pointer("timing"), "motion specs ('timing') are not supported by this server version yet")
-        }
         defer { context.nextOrder += 1 }
         return NodeHeader(id: id, pointer: reader.pointer, order: context.nextOrder, timing: timing)
     }
 
     func decodeTween(_ reader: ObjectReader, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> TweenNode? {
-        let header = decodeHeader(reader, &context, diagnostics)
-        let duration = reader.nonNegative("duration")
-        let durationGiven = reader.has("duration")
-        let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        var header = decodeHeader(reader, &context, diagnostics)
+        var duration = reader.nonNegative("duration")
+        var durationGiven = reader.has("duration")
+        var easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        if let timing = reader.value("timing") {
+            let replaced = ["delay", "duration", "easing", "repeat", "reverses"].filter(reader.has)
+            if !replaced.isEmpty {
+                diagnostics.invalid(reader.pointer("timing"), "'timing' replaces delay, duration, easing, repeat and reverses; remove \(replaced.map { "'\($0)'" }.joined(separator: ", ")) or 'timing'")
+            } else if let spec = MotionSpec.resolve(timing, at: reader.pointer("timing"), specs: context.specs, diagnostics) {
+                header.timing = spec.timing(repeatDelay: header.timing.repeatDelay)
+                duration = spec.duration
+                durationGiven = true
+                easing = spec.easing
+            } else {
+                durationGiven = true
+            }
+        }
         let reverseEasing = reader.value("reverseEasing").flatMap { Easing.decode($0, at: reader.pointer("reverseEasing"), diagnostics) }
         let additiveWeight = decodeAdditive(reader, diagnostics)
 
@@ -242,6 +263,106 @@ public struct DocumentDecoder: Sendable {
             return nil
         }
         return path
+    }
+
+    /// The physics, spring and decay nodes (API §3.2–3.4).
+    func decodeDynamic(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ context: inout NodeContext,
+                       _ diagnostics: Diagnostics) -> MotionNode? {
+        let additiveWeight = decodeAdditive(reader, diagnostics)
+        var properties: [DynamicProperty] = []
+        var complete = true
+        if let items = reader.array("properties", required: true) {
+            if items.isEmpty { diagnostics.invalid(reader.pointer("properties"), "must list at least one property") }
+            context.propertyCount += items.count
+            if context.propertyCount > limits.maxProperties {
+                diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
+                reader.accept(contentsOf: reader.object.keys)
+                return nil
+            }
+            for (index, item) in items.enumerated() {
+                let pointer = JSONPointer.appending(reader.pointer("properties"), index)
+                guard let property = ObjectReader.expecting(item, at: pointer, diagnostics) else { complete = false; continue }
+                let path = decodePath(property, diagnostics)
+                let from = property.value("from")
+                let to = property.value("to", required: type == "spring")
+                for (key, value) in [("from", from), ("to", to)] {
+                    if let value { checkValueType(value, at: property.pointer(key), diagnostics) }
+                }
+                let velocity = type == "spring" ? property.number("velocity") : nil
+                let bounds = property.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
+                property.finish()
+                guard let path else { complete = false; continue }
+                properties.append(DynamicProperty(pointer: pointer, path: path, from: from, to: to, velocity: velocity, bounds: bounds))
+            }
+        } else {
+            complete = false
+        }
+
+        switch type {
+        case "physics":
+            let velocity = reader.number("velocity", required: true)
+            let friction = reader.number("friction", required: true)
+            let restitution = reader.number("restitution", in: 0...1) ?? PhysicsKernel.defaultRestitution
+            let collisions = reader.bool("collisions") ?? false
+            let restVelocity = positive(reader, "restVelocity", diagnostics) ?? PhysicsKernel.defaultRestVelocity
+            if let friction, !(friction > 0 && friction <= 1) {
+                diagnostics.invalid(reader.pointer("friction"), "must be in (0, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
+            }
+            reader.finish()
+            guard complete, let velocity, let friction, friction > 0, friction <= 1 else { return nil }
+            return .physics(PhysicsNode(header: header, properties: properties, velocity: velocity, friction: friction,
+                                        restitution: restitution, collisions: collisions, restVelocity: restVelocity,
+                                        additiveWeight: additiveWeight))
+        case "spring":
+            let parameters = SpringParameters.decode(from: reader, diagnostics)
+            let velocity = reader.number("velocity") ?? 0
+            let restDelta = positive(reader, "restDelta", diagnostics) ?? 0.01
+            let restSpeed = positive(reader, "restSpeed", diagnostics) ?? 0.01
+            let stopAtTarget = reader.bool("stopAtTarget") ?? false
+            var clamp: ClosedRange<Double>?
+            if let items = reader.array("clamp") {
+                let numbers = items.compactMap(\.numberValue)
+                if numbers.count != 2 || items.count != 2 {
+                    diagnostics.malformed(reader.pointer("clamp"), "must be two numbers [min, max]")
+                } else if numbers[0] > numbers[1] {
+                    diagnostics.invalid(reader.pointer("clamp"), "min must not be above max")
+                } else {
+                    clamp = numbers[0]...numbers[1]
+                }
+            }
+            reader.finish()
+            guard complete, let parameters else { return nil }
+            return .spring(SpringNode(header: header, properties: properties, parameters: parameters, velocity: velocity,
+                                      restDelta: restDelta, restSpeed: restSpeed, stopAtTarget: stopAtTarget,
+                                      clamp: clamp, additiveWeight: additiveWeight))
+        default:
+            let velocity = reader.number("velocity")
+            var decayConstant = DecayKernel.defaultDecayConstant
+            if let value = reader.number("decayConstant") {
+                if value > 0 && value < 1 { decayConstant = value } else {
+                    diagnostics.invalid(reader.pointer("decayConstant"), "must be in (0, 1) (the velocity factor per millisecond), not \(format(value))")
+                }
+            }
+            let roundingFactor = reader.nonNegative("roundingFactor") ?? DecayKernel.defaultRoundingFactor
+            let restVelocity = positive(reader, "restVelocity", diagnostics) ?? DecayKernel.defaultRestVelocity
+            if velocity == nil, properties.contains(where: { $0.to == nil }) {
+                diagnostics.malformed(reader.pointer("velocity"), "is required unless every property has 'to'")
+            }
+            reader.finish()
+            guard complete else { return nil }
+            return .decay(DecayNode(header: header, properties: properties, velocity: velocity, decayConstant: decayConstant,
+                                    roundingFactor: roundingFactor, restVelocity: restVelocity, additiveWeight: additiveWeight))
+        }
+    }
+
+    /// A number that must be > 0.
+    private func positive(_ reader: ObjectReader, _ key: String, _ diagnostics: Diagnostics) -> Double? {
+        guard let value = reader.number(key) else { return nil }
+        guard value > 0 else {
+            diagnostics.invalid(reader.pointer(key), "must be positive")
+            return nil
+        }
+        return value
     }
 
     /// `additive` and `additiveWeight` (0…1, default 1): the weight, or nil when not additive.

@@ -3,11 +3,13 @@
 /// Kernels are pure values; `value(at:)` takes seconds since the motion's start.
 public enum Curve: Sendable {
     case tween(TweenCurve)
+    case dynamic(DynamicCurve)
 
     @inline(__always)
     public func value(at tau: Double) -> Double {
         switch self {
         case .tween(let curve): return curve.value(at: tau)
+        case .dynamic(let curve): return curve.value(at: tau)
         }
     }
 
@@ -15,6 +17,7 @@ public enum Curve: Sendable {
     public var initialValue: Double {
         switch self {
         case .tween(let curve): return curve.from
+        case .dynamic(let curve): return curve.value(at: 0)
         }
     }
 }

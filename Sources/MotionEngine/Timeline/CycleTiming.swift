@@ -12,25 +12,32 @@ public struct CycleTiming: Sendable, Equatable {
     public let repetition: Repetition
     /// Pause between cycles, seconds.
     public let repeatDelay: Double
+    /// Local time at which the play stops and holds, possibly part-way through a cycle.
+    public let playLimit: Double?
 
     /// Forward leg, plus the reverse leg when reversing.
     public var cycleLength: Double { reverses ? 2 * legDuration : legDuration }
     /// Start of one cycle to the start of the next.
     public var period: Double { cycleLength + repeatDelay }
 
-    public init(legDuration: Double, reverses: Bool = false, repetition: Repetition = .count(0), repeatDelay: Double = 0) {
+    public init(legDuration: Double, reverses: Bool = false, repetition: Repetition = .count(0), repeatDelay: Double = 0,
+                playLimit: Double? = nil) {
         self.legDuration = legDuration
         self.reverses = reverses
         self.repetition = repetition
         self.repeatDelay = repeatDelay
+        self.playLimit = playLimit
     }
 
-    /// Time from the start to the end of the last cycle; nil when it never ends.
+    /// Time from the start to the end of the play; nil when it never ends.
     public var activeDuration: Double? {
+        let natural: Double?
         switch repetition {
-        case .infinite: return nil
-        case .count(let n): return Double(n + 1) * cycleLength + Double(n) * repeatDelay
+        case .infinite: natural = nil
+        case .count(let n): natural = Double(n + 1) * cycleLength + Double(n) * repeatDelay
         }
+        guard let playLimit else { return natural }
+        return min(natural ?? playLimit, playLimit)
     }
 
     /// Where a node is at local time τ.
@@ -46,6 +53,9 @@ public struct CycleTiming: Sendable, Equatable {
     /// The phase at local time τ. Right-continuous: at a boundary the leg that begins wins,
     /// except at the very end, which holds the final value.
     public func phase(at tau: Double) -> Phase {
+        if let playLimit, tau >= playLimit - timeEpsilon, activeDuration.map({ playLimit < $0 + timeEpsilon }) ?? true {
+            return phaseEnding(at: playLimit)
+        }
         if let total = activeDuration, tau >= total - timeEpsilon { return .cycleEnd }
         let period = self.period
         guard period > 0 else { return .cycleEnd }
@@ -58,6 +68,17 @@ public struct CycleTiming: Sendable, Equatable {
         if within < legDuration - timeEpsilon {
             return .forward(within / legDuration)
         }
+        return .reverse(min(1, max(0, (within - legDuration) / legDuration)))
+    }
+
+    /// The phase as a play that stops at τ sees it: at a boundary, the leg that ends.
+    private func phaseEnding(at tau: Double) -> Phase {
+        guard period > 0, legDuration > 0 else { return .cycleEnd }
+        var cycle = max(0, (tau / period).rounded(.up) - 1)
+        if tau - cycle * period > period + timeEpsilon { cycle += 1 }
+        let within = tau - cycle * period
+        if within >= cycleLength - timeEpsilon { return .cycleEnd }
+        if within <= legDuration + timeEpsilon { return .forward(min(1, max(0, within / legDuration))) }
         return .reverse(min(1, max(0, (within - legDuration) / legDuration)))
     }
 
@@ -78,6 +99,7 @@ public struct CycleTiming: Sendable, Equatable {
         if period > 0, lower > period {
             cycle = Int(min((lower / period).rounded(.down) - 1, 9e15))
         }
+        let limit = min(limit, (playLimit ?? .infinity) - 2 * timeEpsilon)
         while true {
             if case .count(let n) = repetition, cycle > n { return }
             let cycleStart = Double(cycle) * period

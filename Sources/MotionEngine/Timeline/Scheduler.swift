@@ -72,7 +72,7 @@ final class Scheduler {
     /// has nothing left to reverse.
     static func returnsHome(_ node: MotionNode) -> Bool {
         switch node {
-        case .tween(let tween): return tween.header.timing.reverses
+        case .tween, .physics, .spring, .decay: return node.header.timing.reverses
         case .group(let group): return group.header.timing.reverses
         case .sequence(let sequence): return sequence.header.timing.reverses && sequence.reversingMode == .contiguous
         }
@@ -92,6 +92,7 @@ final class Scheduler {
         }
         switch node {
         case .tween(let tween): playTween(tween, at: t, play: play, finish: finish)
+        case .physics, .spring, .decay: playDynamic(node, at: t, play: play, finish: finish)
         case .group(let group): playGroup(group, at: t, part: part, play: play, finish: finish)
         case .sequence(let sequence): playSequence(sequence, at: t, part: part, play: play, finish: finish)
         }
@@ -117,6 +118,13 @@ final class Scheduler {
                 for leg in play.legs {
                     builder.addReverseLeg(leg, at: t)
                     end = max(end, t + leg.duration)
+                }
+                at(end, order: header.order) { finish(end) }
+            case .physics, .spring, .decay:
+                var end = t
+                for part in play.homeward {
+                    builder.appendHomeward(.dynamic(part.curve), track: part.track, at: t, part.blending)
+                    end = max(end, t + part.curve.cycleLength)
                 }
                 at(end, order: header.order) { finish(end) }
             case .group:
@@ -164,7 +172,8 @@ final class Scheduler {
             let timing = CycleTiming(legDuration: property.duration ?? tween.duration ?? 0,
                                      reverses: header.timing.reverses,
                                      repetition: header.timing.repetition,
-                                     repeatDelay: header.timing.repeatDelay)
+                                     repeatDelay: header.timing.repeatDelay,
+                                     playLimit: header.timing.playLimit)
             let start = t + (property.delay ?? header.timing.delay)
             starts.append(start)
             timings.append(timing)
@@ -210,6 +219,168 @@ final class Scheduler {
             emit(boundary.kind == .reversed ? .reversed : .repeated, header, at: boundary.time)
         }
     }
+
+    // MARK: Physics, spring, decay
+
+    /// One leaf's kernels: the forward leg, and the reverse leg that starts where it rests.
+    private struct DynamicLeaf {
+        var leaf: TrackBuilder.Leaf
+        var forward: DynamicCurve.Kernel
+        var reverse: DynamicCurve.Kernel
+        var contacts: (forward: [Double], reverse: [Double]) = ([], [])
+    }
+
+    private func playDynamic(_ node: MotionNode, at t: Double, play: Play, finish: @escaping (Double) -> Void) {
+        let header = node.header
+        let timing = header.timing
+        let start = t + timing.delay
+        at(start, order: header.order) { [unowned self] in
+            emit(.started, header, at: start)
+            guard let (leaves, blending, forwardLength, reverseLength) = resolveDynamic(node, at: start) else { return }
+            var legsOf: [(DynamicCurve.Kernel, DynamicCurve.Kernel)] = []
+            for item in leaves {
+                var legs = [DynamicCurve.Leg(kernel: item.forward, duration: forwardLength)]
+                if timing.reverses { legs.append(DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)) }
+                let curve = DynamicCurve(legs: legs, repetition: timing.repetition, repeatDelay: timing.repeatDelay)
+                var itemBlending = blending
+                if let bounds = dynamicBounds(node, item.leaf) { itemBlending.bounds = bounds }
+                builder.append(.dynamic(curve), to: item.leaf, at: start, itemBlending)
+                play.homeward.append((item.leaf.track, DynamicCurve(legs: [DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)]), itemBlending))
+                legsOf.append((item.forward, item.reverse))
+            }
+            // Events of every cycle: contacts, the reverse leg, repeats.
+            let cycle = forwardLength + (timing.reverses ? reverseLength : 0)
+            let period = cycle + timing.repeatDelay
+            var contactsForward = Set<Double>(), contactsReverse = Set<Double>()
+            for item in leaves {
+                contactsForward.formUnion(item.contacts.forward)
+                contactsReverse.formUnion(item.contacts.reverse)
+            }
+            let sortedForward = contactsForward.sorted(), sortedReverse = contactsReverse.sorted()
+            var index = 0
+            var end: Double?
+            while overflow == nil {
+                let cycleStart = start + Double(index) * period
+                if cycleStart > horizon + timeEpsilon { break }
+                if index > 0 { emit(.repeated, header, at: cycleStart) }
+                for contact in sortedForward where contact <= forwardLength { emit(.collided, header, at: cycleStart + contact) }
+                if timing.reverses, forwardLength.isFinite {
+                    emit(.reversed, header, at: cycleStart + forwardLength)
+                    for contact in sortedReverse where contact <= reverseLength { emit(.collided, header, at: cycleStart + forwardLength + contact) }
+                }
+                if case .count(let n) = timing.repetition, index >= n {
+                    end = cycle.isFinite ? cycleStart + cycle : nil
+                    break
+                }
+                if !period.isFinite || period <= 0 { break }
+                index += 1
+            }
+            if let end { at(end, order: header.order) { finish(end) } }
+        }
+    }
+
+    private func dynamicBounds(_ node: MotionNode, _ leaf: TrackBuilder.Leaf) -> Bounds? {
+        if case .spring(let spring) = node, let clamp = spring.clamp {
+            return Bounds(min: clamp.lowerBound, max: clamp.upperBound, mode: .clamp)
+        }
+        return nil
+    }
+
+    /// Resolves a dynamic node's properties at its start and builds the kernels of every
+    /// leaf; the legs last until the slowest leaf rests.
+    private func resolveDynamic(_ node: MotionNode, at start: Double)
+        -> (leaves: [DynamicLeaf], blending: TrackBuilder.Blending, forward: Double, reverse: Double)? {
+        let properties: [DynamicProperty]
+        let weight: Double?
+        switch node {
+        case .physics(let physics): (properties, weight) = (physics.properties, physics.additiveWeight)
+        case .spring(let spring): (properties, weight) = (spring.properties, spring.additiveWeight)
+        case .decay(let decay): (properties, weight) = (decay.properties, decay.additiveWeight)
+        default: return nil
+        }
+        let pointer = node.header.pointer
+        var leaves: [DynamicLeaf] = []
+        var springs: [(kernel: SpringKernel, reverse: SpringKernel, crossing: Double?, leafIndex: Int)] = []
+        var forwardLength = 0.0, reverseLength = 0.0
+        for property in properties {
+            let shape = property.to ?? property.from ?? property.path.lookup(in: builder.target) ?? .number(0)
+            guard let resolved = builder.resolve(path: property.path, pointer: property.pointer, from: property.from,
+                                                 to: shape, at: start, keepAll: property.to == nil) else { return nil }
+            for leaf in resolved {
+                switch node {
+                case .physics(let physics):
+                    do {
+                        let forward = try PhysicsKernel(from: leaf.from, to: property.to == nil ? leaf.from : leaf.to,
+                                                        velocity: physics.velocity, friction: physics.friction,
+                                                        restitution: physics.restitution, restVelocity: physics.restVelocity,
+                                                        collisions: physics.collisions)
+                        let reverse = try PhysicsKernel(position: forward.restValue, velocity: -physics.velocity,
+                                                        friction: physics.friction, restitution: physics.restitution,
+                                                        restVelocity: physics.restVelocity, walls: forward.walls)
+                        forwardLength = max(forwardLength, forward.restTime)
+                        reverseLength = max(reverseLength, reverse.restTime)
+                        leaves.append(DynamicLeaf(leaf: leaf, forward: .physics(forward), reverse: .physics(reverse),
+                                                  contacts: (forward.contactTimes, reverse.contactTimes)))
+                    } catch {
+                        diagnostics.invalid(pointer, error.message)
+                        return nil
+                    }
+                case .spring(let spring):
+                    let velocity = property.velocity ?? spring.velocity
+                    let kernel = SpringKernel(parameters: spring.parameters, from: leaf.from, to: leaf.to, velocity: velocity)
+                    let reverse = SpringKernel(parameters: spring.parameters, from: leaf.to, to: leaf.from, velocity: -velocity)
+                    let crossing = spring.stopAtTarget ? kernel.firstCrossing() : nil
+                    springs.append((kernel, reverse, crossing, leaves.count))
+                    leaves.append(DynamicLeaf(leaf: leaf, forward: .spring(kernel, settle: .infinity), reverse: .spring(reverse, settle: .infinity)))
+                case .decay(let decay):
+                    let forward: DecayKernel
+                    if property.to != nil {
+                        forward = DecayKernel(from: leaf.from, to: leaf.to, decayConstant: decay.decayConstant, restVelocity: decay.restVelocity)
+                    } else {
+                        forward = DecayKernel(from: leaf.from, velocity: decay.velocity ?? 0, decayConstant: decay.decayConstant,
+                                              roundingFactor: decay.roundingFactor, restVelocity: decay.restVelocity)
+                    }
+                    let reverse = DecayKernel(from: forward.restingPoint, to: leaf.from, decayConstant: decay.decayConstant,
+                                              restVelocity: decay.restVelocity)
+                    forwardLength = max(forwardLength, forward.restTime)
+                    reverseLength = max(reverseLength, reverse.restTime)
+                    leaves.append(DynamicLeaf(leaf: leaf, forward: .decay(forward), reverse: .decay(reverse)))
+                default:
+                    return nil
+                }
+            }
+        }
+        if case .spring(let spring) = node {
+            // Components that cross the target (stopAtTarget) hold it from their crossing; the
+            // rest settle together on the 1 ms grid.
+            let settling = springs.filter { $0.crossing == nil }
+            var settle = 0.0, settleBack = 0.0
+            do {
+                if !settling.isEmpty {
+                    settle = try SpringSettling.settle(settling.map(\.kernel), restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+                }
+                // Always: a reversing parent may run the reverse leg even when the node does not.
+                settleBack = try SpringSettling.settle(springs.map(\.reverse), restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+            } catch {
+                if Self.isUndamped(spring) {
+                    settle = .infinity
+                    settleBack = .infinity
+                } else {
+                    diagnostics.invalid(pointer, error.message)
+                    return nil
+                }
+            }
+            forwardLength = max(settle, springs.compactMap(\.crossing).max() ?? 0)
+            reverseLength = settleBack
+            for item in springs {
+                leaves[item.leafIndex].forward = .spring(item.kernel, settle: item.crossing ?? settle)
+                leaves[item.leafIndex].reverse = .spring(item.reverse, settle: settleBack)
+            }
+        }
+        return (leaves, TrackBuilder.Blending(additiveWeight: weight, bounds: nil), forwardLength, reverseLength)
+    }
+
+    static func isUndamped(_ spring: SpringNode) -> Bool { spring.parameters.damping == 0 }
 
     /// Events before this are not needed (set for windows far into an endless motion).
     var windowStart = -Double.infinity
@@ -320,6 +491,8 @@ final class Play {
     let node: MotionNode
     /// Tween legs written by this play.
     var legs: [TrackBuilder.Leg] = []
+    /// Reverse legs of a physics, spring or decay play, ready for its homeward part.
+    var homeward: [(track: Int, curve: DynamicCurve, blending: TrackBuilder.Blending)] = []
     /// The child plays of the last cycle, in the order they played.
     var children: [Play] = []
 

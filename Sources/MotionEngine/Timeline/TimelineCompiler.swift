@@ -49,13 +49,17 @@ public struct TimelineCompiler: Sendable {
         var endless = false
         switch node {
         case .tween(let tween):
-            if header.timing.repetition == .infinite {
+            if header.timing.isEndless {
                 endless = true
                 let longest = tween.properties.map { $0.duration ?? tween.duration ?? 0 }.max() ?? 0
                 if longest <= 0, header.timing.repeatDelay <= 0 {
                     diagnostics.invalid(header.pointer + "/repeat", "an infinitely repeating motion needs a positive duration or repeatDelay")
                 }
             }
+        case .physics, .decay:
+            endless = header.timing.isEndless
+        case .spring(let spring):
+            endless = header.timing.isEndless || Scheduler.isUndamped(spring)
         case .group(let group):
             let children = group.children.map { checkEndless($0, diagnostics) }
             endless = children.contains(true)
@@ -90,6 +94,9 @@ public struct TimelineCompiler: Sendable {
         case .tween(let tween):
             return tween.header.timing.delay > 0 || tween.header.timing.repeatDelay > 0
                 || (tween.duration ?? 0) > 0 || tween.properties.contains { ($0.duration ?? 0) > 0 || ($0.delay ?? 0) > 0 }
+        case .physics, .spring, .decay:
+            // Their length comes from the motion; a repeat delay or delay certainly takes time.
+            return node.header.timing.delay > 0 || node.header.timing.repeatDelay > 0
         case .group(let group):
             return group.header.timing.delay > 0 || group.children.contains(where: hasLength)
         case .sequence(let sequence):

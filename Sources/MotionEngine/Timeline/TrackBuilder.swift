@@ -74,6 +74,13 @@ struct TrackBuilder {
                                  additive: leg.blending.additiveWeight.map { ($0, leg.to) }, bounds: leg.blending.bounds)
     }
 
+    /// Appends the homeward (reverse) part of a leaf's motion; an additive one is measured
+    /// from where it starts, so that it cancels what the outward part added.
+    mutating func appendHomeward(_ curve: Curve, track: Int, at start: Double, _ blending: Blending) {
+        tracks[track].append(start: start, curve: curve, additive: blending.additiveWeight.map { ($0, curve.initialValue) },
+                             bounds: blending.bounds)
+    }
+
     /// Appends a curve for one leaf with the motion's blending.
     mutating func append(_ curve: Curve, to leaf: Leaf, at start: Double, _ blending: Blending) {
         if let weight = blending.additiveWeight {
@@ -95,7 +102,9 @@ struct TrackBuilder {
 
     /// Decomposes `from`/`to` at `path` into leaves with tracks, reading implicit starts from
     /// the current values at `start`. Reports a problem and returns nil when the shapes do not fit.
-    mutating func resolve(path: PropertyPath, pointer: String, from: JSON?, to: JSON, at start: Double) -> [Leaf]? {
+    /// With `keepAll`, every leaf gets a track even when it does not change (physics and
+    /// decay without `to`, whose end is not known from the values).
+    mutating func resolve(path: PropertyPath, pointer: String, from: JSON?, to: JSON, at start: Double, keepAll: Bool = false) -> [Leaf]? {
         if let component = colourComponent(path) {
             return resolveColourComponent(path: path, colourPath: component.colour, component: component.name,
                                           pointer: pointer, from: from, to: to, at: start)
@@ -138,7 +147,7 @@ struct TrackBuilder {
         let isScalar = toLeaves.count == 1 && toLeaves[0].relative.isEmpty
         for (offset, leaf) in toLeaves.enumerated() {
             let from = fromValues[offset]
-            guard isScalar || from != leaf.value else { continue }
+            guard isScalar || keepAll || from != leaf.value else { continue }
             let leafPath = PropertyPath(segments: path.segments + leaf.relative)
             let index = track(for: leafPath.description, base: leafPath.lookup(in: target)?.numberValue ?? from)
             leaves.append(Leaf(track: index, from: from, to: leaf.value))
