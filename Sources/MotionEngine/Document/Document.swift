@@ -79,6 +79,7 @@ public indirect enum MotionNode: Sendable {
     case physics(PhysicsNode)
     case spring(SpringNode)
     case decay(DecayNode)
+    case path(PathNode)
     case group(GroupNode)
     case sequence(SequenceNode)
 
@@ -92,6 +93,7 @@ public indirect enum MotionNode: Sendable {
         case .physics(let node): return node.header
         case .spring(let node): return node.header
         case .decay(let node): return node.header
+        case .path(let node): return node.header
         case .group(let node): return node.header
         case .sequence(let node): return node.header
         }
@@ -209,4 +211,35 @@ public struct DecayNode: Sendable {
     public var roundingFactor: Double
     public var restVelocity: Double
     public var additiveWeight: Double?
+}
+
+/// `path` and `pathPhysics`: motion along an SVG path (MotionMachine `PathMotion`,
+/// `PathPhysicsMotion`).
+public struct PathNode: Sendable {
+    public enum EdgeBehavior: String, Sendable, CaseIterable {
+        /// Positions are clamped to the path's ends (pathPhysics: walls at the start and end positions).
+        case stopAtEdges
+        /// The ends are joined: positions wrap around.
+        case contiguousEdges
+    }
+
+    /// How the position moves along the path.
+    public enum Drive: Sendable {
+        /// `path`: from startPosition to endPosition over `duration` with an easing.
+        case eased(duration: Double, easing: Easing, reverseEasing: Easing?)
+        /// `pathPhysics`: the physics law on arc length.
+        case physics(velocity: Double, friction: Double, restitution: Double, restVelocity: Double)
+    }
+
+    public var header: NodeHeader
+    public var geometry: PathGeometry
+    /// Receives the point `{x, y}`.
+    public var output: PropertyPath
+    /// Receives the tangent angle in degrees, if given.
+    public var rotation: PropertyPath?
+    /// Fractions of the length, 0…1.
+    public var startPosition: Double
+    public var endPosition: Double
+    public var edgeBehavior: EdgeBehavior
+    public var drive: Drive
 }

@@ -5,8 +5,7 @@ public struct DocumentDecoder: Sendable {
     public init(limits: EngineLimits = .default) { self.limits = limits }
 
     /// Node types the contract names that this build does not compute yet.
-    static let plannedNodeTypes: Set<String> = ["path", "pathPhysics"]
-    static let nodeTypes = ["tween", "physics", "spring", "decay", "group", "sequence"] + plannedNodeTypes.sorted()
+    static let nodeTypes = ["tween", "physics", "spring", "decay", "path", "pathPhysics", "group", "sequence"]
 
     /// Parses and decodes a request body.
     public func decode(_ body: [UInt8]) throws(DocumentError) -> TimelineDocument {
@@ -118,6 +117,12 @@ public struct DocumentDecoder: Sendable {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
             return decodeDynamic(type, header, reader, &context, diagnostics)
+        case "path", "pathPhysics":
+            let header = decodeHeader(reader, &context, diagnostics)
+            if reader.value("timing") != nil {
+                diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
+            }
+            return decodePathNode(type, header, reader, diagnostics).map(MotionNode.path)
         case "group", "sequence":
             guard depth < limits.maxDepth else {
                 reader.accept(contentsOf: reader.object.keys)
@@ -160,11 +165,7 @@ public struct DocumentDecoder: Sendable {
             return complete ? .sequence(SequenceNode(header: header, steps: children, reversingMode: mode)) : nil
         default:
             reader.accept(contentsOf: reader.object.keys)
-            if Self.plannedNodeTypes.contains(type) {
-                diagnostics.invalid(reader.pointer("type"), "node type '\(type)' is not supported by this server version yet")
-            } else {
-                diagnostics.invalid(reader.pointer("type"), "unknown node type '\(type)'; expected one of \(Self.nodeTypes.joined(separator: ", "))")
-            }
+            diagnostics.invalid(reader.pointer("type"), "unknown node type '\(type)'; expected one of \(Self.nodeTypes.joined(separator: ", "))")
             return nil
         }
     }
@@ -353,6 +354,53 @@ public struct DocumentDecoder: Sendable {
             return .decay(DecayNode(header: header, properties: properties, velocity: velocity, decayConstant: decayConstant,
                                     roundingFactor: roundingFactor, restVelocity: restVelocity, additiveWeight: additiveWeight))
         }
+    }
+
+    /// `path` and `pathPhysics` (API §3.5).
+    func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ diagnostics: Diagnostics) -> PathNode? {
+        let geometry = reader.value("path", required: true).flatMap { PathElement.decode($0, at: reader.pointer("path"), diagnostics) }
+        func propertyPath(_ key: String) -> PropertyPath? {
+            guard let text = reader.string(key) else { return nil }
+            guard let path = PropertyPath(text) else {
+                diagnostics.invalid(reader.pointer(key), "'\(text)' is not a property path: expected dot-separated, non-empty segments")
+                return nil
+            }
+            return path
+        }
+        let output = propertyPath("output") ?? PropertyPath("position")!
+        let rotation = propertyPath("rotation")
+        let startPosition = reader.number("startPosition", in: 0...1) ?? 0
+        let endPosition = reader.number("endPosition", in: 0...1) ?? 1
+        var edgeBehavior = PathNode.EdgeBehavior.stopAtEdges
+        if let text = reader.string("edgeBehavior") {
+            if let value = PathNode.EdgeBehavior(rawValue: text) { edgeBehavior = value } else {
+                diagnostics.invalid(reader.pointer("edgeBehavior"), "unknown edge behavior '\(text)'; expected 'stopAtEdges' or 'contiguousEdges'")
+            }
+        }
+        let drive: PathNode.Drive?
+        if type == "path" {
+            let duration = reader.nonNegative("duration", required: true)
+            let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) } ?? .linear
+            let reverseEasing = reader.value("reverseEasing").flatMap { Easing.decode($0, at: reader.pointer("reverseEasing"), diagnostics) }
+            drive = duration.map { .eased(duration: $0, easing: easing, reverseEasing: reverseEasing) }
+        } else {
+            let velocity = reader.number("velocity", required: true)
+            let friction = reader.number("friction", required: true)
+            let restitution = reader.number("restitution", in: 0...1) ?? 0
+            let restVelocity = positive(reader, "restVelocity", diagnostics) ?? PhysicsKernel.defaultRestVelocity
+            if let friction, !(friction > 0 && friction <= 1) {
+                diagnostics.invalid(reader.pointer("friction"), "must be in (0, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
+            }
+            if let velocity, let friction, friction > 0, friction <= 1 {
+                drive = .physics(velocity: velocity, friction: friction, restitution: restitution, restVelocity: restVelocity)
+            } else {
+                drive = nil
+            }
+        }
+        reader.finish()
+        guard let geometry, let drive else { return nil }
+        return PathNode(header: header, geometry: geometry, output: output, rotation: rotation, startPosition: startPosition,
+                        endPosition: endPosition, edgeBehavior: edgeBehavior, drive: drive)
     }
 
     /// A number that must be > 0.

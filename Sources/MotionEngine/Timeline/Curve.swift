@@ -4,12 +4,14 @@
 public enum Curve: Sendable {
     case tween(TweenCurve)
     case dynamic(DynamicCurve)
+    case path(PathCurve)
 
     @inline(__always)
     public func value(at tau: Double) -> Double {
         switch self {
         case .tween(let curve): return curve.value(at: tau)
         case .dynamic(let curve): return curve.value(at: tau)
+        case .path(let curve): return curve.value(at: tau)
         }
     }
 
@@ -18,6 +20,7 @@ public enum Curve: Sendable {
         switch self {
         case .tween(let curve): return curve.from
         case .dynamic(let curve): return curve.value(at: 0)
+        case .path(let curve): return curve.value(at: 0)
         }
     }
 }

@@ -72,7 +72,7 @@ final class Scheduler {
     /// has nothing left to reverse.
     static func returnsHome(_ node: MotionNode) -> Bool {
         switch node {
-        case .tween, .physics, .spring, .decay: return node.header.timing.reverses
+        case .tween, .physics, .spring, .decay, .path: return node.header.timing.reverses
         case .group(let group): return group.header.timing.reverses
         case .sequence(let sequence): return sequence.header.timing.reverses && sequence.reversingMode == .contiguous
         }
@@ -93,6 +93,7 @@ final class Scheduler {
         switch node {
         case .tween(let tween): playTween(tween, at: t, play: play, finish: finish)
         case .physics, .spring, .decay: playDynamic(node, at: t, play: play, finish: finish)
+        case .path(let path): playPath(path, at: t, play: play, finish: finish)
         case .group(let group): playGroup(group, at: t, part: part, play: play, finish: finish)
         case .sequence(let sequence): playSequence(sequence, at: t, part: part, play: play, finish: finish)
         }
@@ -120,11 +121,11 @@ final class Scheduler {
                     end = max(end, t + leg.duration)
                 }
                 at(end, order: header.order) { finish(end) }
-            case .physics, .spring, .decay:
+            case .physics, .spring, .decay, .path:
                 var end = t
                 for part in play.homeward {
-                    builder.appendHomeward(.dynamic(part.curve), track: part.track, at: t, part.blending)
-                    end = max(end, t + part.curve.cycleLength)
+                    builder.appendHomeward(part.curve, track: part.track, at: t, part.blending)
+                    end = max(end, t + part.duration)
                 }
                 at(end, order: header.order) { finish(end) }
             case .group:
@@ -245,35 +246,97 @@ final class Scheduler {
                 var itemBlending = blending
                 if let bounds = dynamicBounds(node, item.leaf) { itemBlending.bounds = bounds }
                 builder.append(.dynamic(curve), to: item.leaf, at: start, itemBlending)
-                play.homeward.append((item.leaf.track, DynamicCurve(legs: [DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)]), itemBlending))
+                let home = DynamicCurve(legs: [DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)])
+                play.homeward.append((item.leaf.track, .dynamic(home), reverseLength, itemBlending))
                 legsOf.append((item.forward, item.reverse))
             }
-            // Events of every cycle: contacts, the reverse leg, repeats.
-            let cycle = forwardLength + (timing.reverses ? reverseLength : 0)
-            let period = cycle + timing.repeatDelay
             var contactsForward = Set<Double>(), contactsReverse = Set<Double>()
             for item in leaves {
                 contactsForward.formUnion(item.contacts.forward)
                 contactsReverse.formUnion(item.contacts.reverse)
             }
-            let sortedForward = contactsForward.sorted(), sortedReverse = contactsReverse.sorted()
-            var index = 0
+            let end = emitLegEvents(header, start: start, forward: forwardLength, reverse: reverseLength,
+                                    contacts: (contactsForward.sorted(), contactsReverse.sorted()))
+            if let end { at(end, order: header.order) { finish(end) } }
+        }
+    }
+
+    /// Emits the `collided`, `reversed` and `repeated` events of every cycle of a node whose
+    /// legs last `forward` and `reverse` seconds; returns its end (nil if it never ends).
+    private func emitLegEvents(_ header: NodeHeader, start: Double, forward: Double, reverse: Double,
+                               contacts: (forward: [Double], reverse: [Double])) -> Double? {
+        let timing = header.timing
+        let cycle = forward + (timing.reverses ? reverse : 0)
+        let period = cycle + timing.repeatDelay
+        var index = 0
+        while overflow == nil {
+            let cycleStart = start + Double(index) * period
+            if cycleStart > horizon + timeEpsilon { return nil }
+            if index > 0 { emit(.repeated, header, at: cycleStart) }
+            for contact in contacts.forward where contact <= forward { emit(.collided, header, at: cycleStart + contact) }
+            if timing.reverses, forward.isFinite {
+                emit(.reversed, header, at: cycleStart + forward)
+                for contact in contacts.reverse where contact <= reverse { emit(.collided, header, at: cycleStart + forward + contact) }
+            }
+            if case .count(let n) = timing.repetition, index >= n {
+                return cycle.isFinite ? cycleStart + cycle : nil
+            }
+            if !period.isFinite || period <= 0 { return nil }
+            index += 1
+        }
+        return nil
+    }
+
+    // MARK: Paths
+
+    private func playPath(_ node: PathNode, at t: Double, play: Play, finish: @escaping (Double) -> Void) {
+        let header = node.header
+        let timing = header.timing
+        let start = t + timing.delay
+        let wraps = node.edgeBehavior == .contiguousEdges
+        at(start, order: header.order) { [unowned self] in
+            emit(.started, header, at: start)
+            let progress: PathCurve.Progress, homeward: PathCurve.Progress
+            let homewardDuration: Double
             var end: Double?
-            while overflow == nil {
-                let cycleStart = start + Double(index) * period
-                if cycleStart > horizon + timeEpsilon { break }
-                if index > 0 { emit(.repeated, header, at: cycleStart) }
-                for contact in sortedForward where contact <= forwardLength { emit(.collided, header, at: cycleStart + contact) }
-                if timing.reverses, forwardLength.isFinite {
-                    emit(.reversed, header, at: cycleStart + forwardLength)
-                    for contact in sortedReverse where contact <= reverseLength { emit(.collided, header, at: cycleStart + forwardLength + contact) }
+            switch node.drive {
+            case .eased(let duration, let easing, let reverseEasing):
+                let cycle = CycleTiming(legDuration: duration, reverses: timing.reverses, repetition: timing.repetition,
+                                        repeatDelay: timing.repeatDelay, playLimit: timing.playLimit)
+                let back = reverseEasing ?? easing
+                progress = .fraction(TweenCurve(from: node.startPosition, to: node.endPosition, timing: cycle, easing: easing, reverseEasing: back))
+                homeward = .fraction(TweenCurve(from: node.endPosition, to: node.startPosition, timing: CycleTiming(legDuration: duration),
+                                                easing: back, reverseEasing: back))
+                homewardDuration = duration
+                emitBoundaries(header, starts: [start], timings: [cycle])
+                end = cycle.activeDuration.map { start + $0 }
+            case .physics(let velocity, let friction, let restitution, let restVelocity):
+                let length = node.geometry.length
+                let from = node.startPosition * length, to = node.endPosition * length
+                let walls = !wraps && from != to ? min(from, to)...max(from, to) : nil
+                do throws(PhysicsKernel.Failure) {
+                    let forward = try PhysicsKernel(position: from, velocity: velocity, friction: friction, restitution: restitution,
+                                                    restVelocity: restVelocity, walls: walls)
+                    let reverse = try PhysicsKernel(position: forward.restValue, velocity: -velocity, friction: friction,
+                                                    restitution: restitution, restVelocity: restVelocity, walls: walls)
+                    var legs = [DynamicCurve.Leg(kernel: .physics(forward), duration: forward.restTime)]
+                    if timing.reverses { legs.append(DynamicCurve.Leg(kernel: .physics(reverse), duration: reverse.restTime)) }
+                    progress = .distance(DynamicCurve(legs: legs, repetition: timing.repetition, repeatDelay: timing.repeatDelay))
+                    homeward = .distance(DynamicCurve(legs: [DynamicCurve.Leg(kernel: .physics(reverse), duration: reverse.restTime)]))
+                    homewardDuration = reverse.restTime
+                    end = emitLegEvents(header, start: start, forward: forward.restTime, reverse: reverse.restTime,
+                                        contacts: (forward.contactTimes, reverse.contactTimes))
+                } catch {
+                    diagnostics.invalid(header.pointer, error.message)
+                    return
                 }
-                if case .count(let n) = timing.repetition, index >= n {
-                    end = cycle.isFinite ? cycleStart + cycle : nil
-                    break
-                }
-                if !period.isFinite || period <= 0 { break }
-                index += 1
+            }
+            let tracks = builder.addPath(output: node.output, rotation: node.rotation, at: start) { component in
+                .path(PathCurve(geometry: node.geometry, progress: progress, wraps: wraps, component: component))
+            }
+            for (track, component) in tracks {
+                let curve = Curve.path(PathCurve(geometry: node.geometry, progress: homeward, wraps: wraps, component: component))
+                play.homeward.append((track, curve, homewardDuration, .replace))
             }
             if let end { at(end, order: header.order) { finish(end) } }
         }
@@ -491,8 +554,8 @@ final class Play {
     let node: MotionNode
     /// Tween legs written by this play.
     var legs: [TrackBuilder.Leg] = []
-    /// Reverse legs of a physics, spring or decay play, ready for its homeward part.
-    var homeward: [(track: Int, curve: DynamicCurve, blending: TrackBuilder.Blending)] = []
+    /// Reverse legs of a physics, spring, decay or path play, ready for its homeward part.
+    var homeward: [(track: Int, curve: Curve, duration: Double, blending: TrackBuilder.Blending)] = []
     /// The child plays of the last cycle, in the order they played.
     var children: [Play] = []
 

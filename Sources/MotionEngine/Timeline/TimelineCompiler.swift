@@ -56,7 +56,7 @@ public struct TimelineCompiler: Sendable {
                     diagnostics.invalid(header.pointer + "/repeat", "an infinitely repeating motion needs a positive duration or repeatDelay")
                 }
             }
-        case .physics, .decay:
+        case .physics, .decay, .path:
             endless = header.timing.isEndless
         case .spring(let spring):
             endless = header.timing.isEndless || Scheduler.isUndamped(spring)
@@ -94,6 +94,9 @@ public struct TimelineCompiler: Sendable {
         case .tween(let tween):
             return tween.header.timing.delay > 0 || tween.header.timing.repeatDelay > 0
                 || (tween.duration ?? 0) > 0 || tween.properties.contains { ($0.duration ?? 0) > 0 || ($0.delay ?? 0) > 0 }
+        case .path(let path):
+            if case .eased(let duration, _, _) = path.drive, duration > 0 { return true }
+            return path.header.timing.delay > 0 || path.header.timing.repeatDelay > 0
         case .physics, .spring, .decay:
             // Their length comes from the motion; a repeat delay or delay certainly takes time.
             return node.header.timing.delay > 0 || node.header.timing.repeatDelay > 0

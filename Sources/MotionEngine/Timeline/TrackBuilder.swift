@@ -98,6 +98,39 @@ struct TrackBuilder {
         return previous.from + (previous.to - previous.from) * previous.weight
     }
 
+    // MARK: - Paths
+
+    /// Tracks for a path motion: `output.x` and `output.y` (written whole as a point), and the
+    /// tangent angle at `rotation`. Returns each track with the component it carries.
+    mutating func addPath(output: PropertyPath, rotation: PropertyPath?, at start: Double,
+                          curve: (PathCurve.Component) -> Curve) -> [(track: Int, component: PathCurve.Component)] {
+        var result: [(track: Int, component: PathCurve.Component)] = []
+        var leaves: [(relative: [String], track: Int)] = []
+        var point = JSONObject()
+        for (name, component) in [("x", PathCurve.Component.x), ("y", .y)] {
+            let made = curve(component)
+            let leafPath = output.appending(name)
+            let index = track(for: leafPath.description, base: leafPath.lookup(in: target)?.numberValue ?? made.initialValue)
+            tracks[index].append(start: start, curve: made)
+            leaves.append(([name], index))
+            result.append((index, component))
+            point[name] = .number(made.initialValue)
+        }
+        var template = JSON.object(point)
+        if case .object(let existing)? = output.lookup(in: target), existing["x"]?.numberValue != nil, existing["y"]?.numberValue != nil {
+            template = .object(existing)
+        }
+        register(Timeline.PropertyOutput(path: output, kind: .value(template: template, leaves: leaves)))
+        if let rotation {
+            let made = curve(.angle)
+            let index = track(for: rotation.description, base: rotation.lookup(in: target)?.numberValue ?? made.initialValue)
+            tracks[index].append(start: start, curve: made)
+            result.append((index, .angle))
+            register(Timeline.PropertyOutput(path: rotation, kind: .value(template: .number(made.initialValue), leaves: [([], index)])))
+        }
+        return result
+    }
+
     // MARK: - Resolution
 
     /// Decomposes `from`/`to` at `path` into leaves with tracks, reading implicit starts from

@@ -1,0 +1,65 @@
+/// One coordinate of a motion along a path: the point's `x` or `y`, or the tangent angle,
+/// at the arc length the node's progress gives (SEMANTICS §7). Lookups are O(log n) in the
+/// path's table.
+public struct PathCurve: Sendable {
+    public enum Component: Sendable {
+        case x, y, angle
+    }
+
+    /// How far along the path the point is over time.
+    public enum Progress: Sendable {
+        /// `path`: the fraction of the length, `start + (end − start)·E(u)` per leg.
+        case fraction(TweenCurve)
+        /// `pathPhysics`: the arc length, driven by the physics law.
+        case distance(DynamicCurve)
+    }
+
+    public let geometry: PathGeometry
+    public let progress: Progress
+    /// `contiguousEdges`: positions wrap around instead of stopping at the ends.
+    public let wraps: Bool
+    public let component: Component
+
+    public init(geometry: PathGeometry, progress: Progress, wraps: Bool, component: Component) {
+        self.geometry = geometry
+        self.progress = progress
+        self.wraps = wraps
+        self.component = component
+    }
+
+    /// The arc length at local time τ, clamped (stopAtEdges) or wrapped (contiguousEdges).
+    @inline(__always)
+    public func arcLength(at tau: Double) -> Double {
+        let length = geometry.length
+        switch progress {
+        case .fraction(let curve):
+            let p = curve.value(at: tau)
+            return Self.place(p, wraps: wraps) * length
+        case .distance(let curve):
+            guard length > 0 else { return 0 }
+            return Self.place(curve.value(at: tau) / length, wraps: wraps) * length
+        }
+    }
+
+    /// A fraction of the length on the path: clamped to [0, 1], or wrapped into [0, 1) with
+    /// exactly 1 staying 1. Within 1e−12 of a whole number it snaps, so that rounding in the
+    /// last bit (−1e−16 after travelling back to the start) cannot jump to the other end.
+    @inline(__always)
+    static func place(_ p: Double, wraps: Bool) -> Double {
+        guard wraps else { return min(1, max(0, p)) }
+        if p == 1 { return 1 }
+        let whole = p.rounded()
+        if abs(p - whole) < 1e-12 { return whole == 1 ? 1 : 0 }
+        return p - p.rounded(.down)
+    }
+
+    @inline(__always)
+    public func value(at tau: Double) -> Double {
+        let s = arcLength(at: tau)
+        switch component {
+        case .x: return geometry.point(atDistance: s).x
+        case .y: return geometry.point(atDistance: s).y
+        case .angle: return geometry.tangentAngle(atDistance: s)
+        }
+    }
+}
