@@ -66,6 +66,16 @@ public struct Timeline: Sendable {
         }
     }
 
+    /// Samples in a window (API §4): `start + k/fps` while that is more than 1 µs before the
+    /// end, plus the end itself. The caller bounds the window first.
+    public static func frameCount(window: TimeWindow, fps: Double) -> Int {
+        let limit = window.end - 1e-6
+        var k = max(0, Int(((limit - window.start) * fps).rounded(.up)))
+        while k > 0, window.start + Double(k - 1) / fps >= limit { k -= 1 }
+        while window.start + Double(k) / fps < limit { k += 1 }
+        return k + 1
+    }
+
     /// Time of sample k: `start + k/fps`, and exactly `window.end` for the last one.
     @inline(__always)
     public func time(ofFrame k: Int) -> Double {

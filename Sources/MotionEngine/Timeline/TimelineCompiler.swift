@@ -115,11 +115,7 @@ public struct TimelineCompiler: Sendable {
         guard estimate * perFrame <= Double(limits.maxSamples) * 1.01 + 2 else {
             throw samplesProblem(frames: estimate, tracks: tracks)
         }
-        let limit = window.end - 1e-6
-        var k = max(0, Int(((limit - window.start) * fps).rounded(.up)))
-        while k > 0, window.start + Double(k - 1) / fps >= limit { k -= 1 }
-        while window.start + Double(k) / fps < limit { k += 1 }
-        let frames = k + 1
+        let frames = Timeline.frameCount(window: window, fps: fps)
         guard frames * max(1, tracks) <= limits.maxSamples else {
             throw samplesProblem(frames: Double(frames), tracks: tracks)
         }

@@ -51,6 +51,13 @@ public struct Track: Sendable {
         segments.append(segment)
     }
 
+    /// Adds a segment at `start`, after every segment that starts at or before it (a session's
+    /// retarget, which may come before motions scheduled later).
+    mutating func insert(start: Double, curve: Curve) {
+        let position = segments.firstIndex { $0.start > start } ?? segments.count
+        segments.insert(Segment(start: start, curve: curve, bounds: nil), at: position)
+    }
+
     /// The index of the segment in force at time t, or nil before the first one starts.
     @inline(__always)
     func segmentIndex(at t: Double) -> Int? {

@@ -1,0 +1,102 @@
+/// Why a retarget cannot be done.
+public struct RetargetError: Error, Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// The request is wrong: no such animated path, a value of the wrong shape (422).
+        case invalid
+        /// The motion at that path cannot be redirected (a path or physics motion) (409).
+        case conflict
+    }
+
+    public var kind: Kind
+    public var message: String
+}
+
+extension Timeline {
+    /// The spring a retarget hands properties to by default (API §6).
+    public static let defaultRetargetSpring = SpringParameters.response(0.5, dampingRatio: 1)
+
+    /// This timeline with the property at `path` redirected, from virtual time `t`, toward
+    /// `value`: each affected track continues from its current value and velocity as a spring,
+    /// so there is no jump. Springs, decays and tweens can be redirected; path and physics
+    /// motions, and additive tracks, cannot. The window grows if the spring rests after it.
+    public func retargeting(_ path: String, to value: JSON, at t: Double,
+                            spring parameters: SpringParameters = Timeline.defaultRetargetSpring) throws(RetargetError) -> Timeline {
+        let leaves = try retargetLeaves(path, value)
+        var updated = tracks
+        var kernels: [(index: Int, kernel: SpringKernel)] = []
+        for (trackPath, target) in leaves {
+            guard let index = tracks.firstIndex(where: { $0.path == trackPath }) else {
+                throw RetargetError(kind: .invalid, message: "'\(trackPath)' is not animated in this session")
+            }
+            let track = tracks[index]
+            if !track.additive.isEmpty {
+                throw RetargetError(kind: .conflict, message: "'\(trackPath)' is driven by additive motions, which cannot be redirected")
+            }
+            if let segment = track.segmentIndex(at: t).map({ track.segments[$0] }) {
+                switch segment.curve {
+                case .path:
+                    throw RetargetError(kind: .conflict, message: "'\(trackPath)' follows a path; only springs, decays and tweens can be redirected")
+                case .dynamic(let curve):
+                    if case .physics = curve.locate(t - segment.start).leg.kernel {
+                        throw RetargetError(kind: .conflict, message: "'\(trackPath)' is a physics motion; only springs, decays and tweens can be redirected")
+                    }
+                case .tween:
+                    break
+                }
+            }
+            let current = track.value(at: t)
+            let velocity = track.velocity(at: t)
+            kernels.append((index, SpringKernel(parameters: parameters, from: current, to: target, velocity: velocity)))
+        }
+        let rest: Double
+        do {
+            rest = try SpringSettling.settle(kernels.map(\.kernel), restDelta: 0.01, restSpeed: 0.01)
+        } catch {
+            throw RetargetError(kind: .invalid, message: error.message)
+        }
+        for (index, kernel) in kernels {
+            let curve = DynamicCurve(legs: [DynamicCurve.Leg(kernel: .spring(kernel, settle: rest), duration: rest)])
+            updated[index].insert(start: t, curve: .dynamic(curve))
+        }
+        let window = TimeWindow(start: self.window.start, end: Swift.max(self.window.end, t + rest))
+        let newDuration = duration.map { Swift.max($0, t + rest) }
+        return Timeline(fps: fps, window: window, duration: newDuration, frameCount: Timeline.frameCount(window: window, fps: fps),
+                        tracks: updated, outputs: outputs, events: events, options: options, target: target)
+    }
+
+    /// The scalar tracks a retarget value addresses: a number at `path`, the leaves of an
+    /// object or array, or the channels of a colour.
+    private func retargetLeaves(_ path: String, _ value: JSON) throws(RetargetError) -> [(String, Double)] {
+        switch value {
+        case .number(let n):
+            return [(path, n)]
+        case .string(let text):
+            guard let colour = Colour(css: text) else {
+                throw RetargetError(kind: .invalid, message: "'\(text)' is not a number, an object or array of numbers, or a colour")
+            }
+            let channels = Colour.channels.filter { channel in tracks.contains { $0.path == path + "." + channel } }
+            guard !channels.isEmpty else { throw RetargetError(kind: .invalid, message: "'\(path)' is not an animated colour in this session") }
+            return channels.map { (path + "." + $0, colour[$0]) }
+        case .object, .array:
+            let leaves = ValueShape.leaves(of: value)
+            guard !leaves.isEmpty else { throw RetargetError(kind: .invalid, message: "'to' holds no numbers") }
+            return leaves.map { ((([path] + $0.relative).joined(separator: ".")), $0.value) }
+        default:
+            throw RetargetError(kind: .invalid, message: "'to' must be a number, an object or array of numbers, or a colour")
+        }
+    }
+}
+
+extension Track {
+    /// d(value)/dt at t: analytic for physics, springs and decays, a symmetric difference
+    /// inside a tween leg (one-sided at a segment start), 0 before any motion.
+    public func velocity(at t: Double) -> Double {
+        guard let index = segmentIndex(at: t) else { return 0 }
+        let segment = segments[index]
+        let tau = t - segment.start
+        if case .dynamic(let curve) = segment.curve { return curve.velocity(at: tau) }
+        let h = 1e-6
+        let before = Swift.max(0, tau - h), after = tau + h
+        return (segment.curve.value(at: after) - segment.curve.value(at: before)) / (after - before)
+    }
+}
