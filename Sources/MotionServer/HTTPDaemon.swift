@@ -13,16 +13,18 @@ final class HTTPDaemon: @unchecked Sendable {
     private let configuration: ServerConfiguration
     private let router: Router
     private let pacer: StreamPacer
+    private let metrics: ServiceMetrics
     private let logger: Logger
     private var daemon: OpaquePointer?
 
     /// The bound port, known once `start()` returns.
     private(set) var port: UInt16 = 0
 
-    init(configuration: ServerConfiguration, router: Router, pacer: StreamPacer, logger: Logger) {
+    init(configuration: ServerConfiguration, router: Router, pacer: StreamPacer, metrics: ServiceMetrics, logger: Logger) {
         self.configuration = configuration
         self.router = router
         self.pacer = pacer
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -92,7 +94,7 @@ final class HTTPDaemon: @unchecked Sendable {
             let context = RequestContext(method: method, url: url)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             if let rejection = rejectEarly(connection) {
-                return queue(rejection.response, on: connection)
+                return answer(rejection.response, route: "rejected", context: context, on: connection)
             }
             return MHD_Result.YES
         }
@@ -113,7 +115,7 @@ final class HTTPDaemon: @unchecked Sendable {
             return MHD_Result.YES
         }
         if context.tooLarge {
-            return queue(ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes).response, on: connection)
+            return answer(ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes).response, route: "rejected", context: context, on: connection)
         }
         let request = HTTPRequest(method: context.method, path: context.url,
                                   query: Self.queryArguments(connection),
@@ -121,7 +123,16 @@ final class HTTPDaemon: @unchecked Sendable {
                                   accept: Self.header(connection, "Accept"),
                                   body: context.body)
         context.body = []
-        return queue(router.handle(request), on: connection)
+        let (response, route) = router.handle(request)
+        return answer(response, route: route, context: context, on: connection)
+    }
+
+    /// Queues the response and records the request in the metrics.
+    private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+        let result = queue(response, on: connection)
+        let seconds = Double(MonotonicClock.now() - context.started) / 1e9
+        metrics.recordRequest(route: route, method: context.method, status: response.status, seconds: seconds)
+        return result
     }
 
     /// Framing problems 0.9.75 lets through, and bodies announced over the limit.
@@ -146,7 +157,7 @@ final class HTTPDaemon: @unchecked Sendable {
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         let mhdResponse: OpaquePointer?
-        var stream: FrameStream?
+        var stream: PacedStream?
         switch response.body {
         case .bytes(let body):
             mhdResponse = body.withUnsafeBytes { bytes in
@@ -190,6 +201,8 @@ private final class RequestContext {
     let url: String
     var body: [UInt8] = []
     var tooLarge = false
+    /// When the headers arrived (monotonic ns), for the request duration metric.
+    let started = MonotonicClock.now()
 
     init(method: String, url: String) {
         self.method = method
@@ -208,10 +221,10 @@ private final class QueryBox {
 
 /// Ties a stream to the pacer for the reader callback.
 private final class StreamBinding {
-    let stream: FrameStream
+    let stream: PacedStream
     let pacer: StreamPacer
 
-    init(stream: FrameStream, pacer: StreamPacer) {
+    init(stream: PacedStream, pacer: StreamPacer) {
         self.stream = stream
         self.pacer = pacer
     }
@@ -249,7 +262,7 @@ private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
     case .bytes(let count):
         return count
     case .suspended(let wakeAt):
-        binding.pacer.schedule(binding.stream, at: wakeAt)
+        if let wakeAt { binding.pacer.schedule(binding.stream, at: wakeAt) }
         return 0
     case .end:
         return cmhd_content_reader_end_of_stream()

@@ -8,13 +8,15 @@ struct HTTPRequest: Sendable {
     var contentType: String?
     var accept: String?
     var body: [UInt8]
+    /// `{name}` segments of the matched route.
+    var pathParameters: [String: String] = [:]
 }
 
 /// What a handler answers: a complete body, or a stream the daemon pulls from.
 struct HTTPResponse: Sendable {
     enum Body: Sendable {
         case bytes([UInt8])
-        case stream(FrameStream)
+        case stream(PacedStream)
     }
 
     var status: Int
@@ -27,7 +29,7 @@ struct HTTPResponse: Sendable {
         self.body = .bytes(body)
     }
 
-    init(status: Int, headers: [(String, String)], stream: FrameStream) {
+    init(status: Int, headers: [(String, String)], stream: PacedStream) {
         self.status = status
         self.headers = headers
         self.body = .stream(stream)
@@ -58,6 +60,8 @@ struct ProblemDetails: Error, Sendable {
     var detail: String
     var errors: [Entry] = []
     var extraHeaders: [(String, String)] = []
+    /// A session's state, carried by 409 answers.
+    var state: String?
 
     static func from(_ error: DocumentError) -> ProblemDetails {
         let count = error.problems.count
@@ -80,6 +84,10 @@ struct ProblemDetails: Error, Sendable {
         w.integer(status)
         w.raw(",\"detail\":")
         w.string(detail)
+        if let state {
+            w.raw(",\"state\":")
+            w.string(state)
+        }
         if !errors.isEmpty {
             w.raw(",\"errors\":[")
             for (index, entry) in errors.enumerated() {
@@ -132,5 +140,30 @@ struct ProblemDetails: Error, Sendable {
     static func unavailable(_ detail: String) -> ProblemDetails {
         ProblemDetails(status: 503, type: "/problems/unavailable", title: "Service unavailable", detail: detail,
                        extraHeaders: [("Retry-After", "1")])
+    }
+
+    static func tooManyRequests(_ detail: String) -> ProblemDetails {
+        ProblemDetails(status: 429, type: "/problems/too-many-requests", title: "Too many requests", detail: detail,
+                       extraHeaders: [("Retry-After", "1")])
+    }
+
+    static func sessionNotFound(_ id: String) -> ProblemDetails {
+        ProblemDetails(status: 404, type: "/problems/session-not-found", title: "Session not found",
+                       detail: "no session '\(id)' (it may have been deleted or expired)")
+    }
+
+    /// A command the session refuses in its state (409); the body also carries `state`.
+    static func conflict(_ detail: String, state: String?) -> ProblemDetails {
+        var problem = ProblemDetails(status: 409, type: "/problems/conflict", title: "Conflict", detail: detail)
+        problem.state = state
+        return problem
+    }
+
+    /// A malformed command or retarget body (400) or a meaningless one (422), with pointers.
+    static func invalidBody(status: Int, _ problems: [Problem]) -> ProblemDetails {
+        ProblemDetails(status: status, type: status == 400 ? "/problems/malformed-body" : "/problems/invalid-body",
+                       title: status == 400 ? "Malformed request body" : "Invalid request body",
+                       detail: problems.count == 1 ? "1 problem" : "\(problems.count) problems",
+                       errors: problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
     }
 }

@@ -6,13 +6,17 @@ struct Handlers: Sendable {
     let configuration: ServerConfiguration
     let state: ServiceState
     let streams: StreamRegistry
+    let sessions: SessionRegistry
+    let metrics: ServiceMetrics
     let easingCatalogue: [UInt8]
     let openAPIDocument: [UInt8]
 
-    init(configuration: ServerConfiguration, state: ServiceState, streams: StreamRegistry) {
+    init(configuration: ServerConfiguration, state: ServiceState, streams: StreamRegistry, sessions: SessionRegistry, metrics: ServiceMetrics) {
         self.configuration = configuration
         self.state = state
         self.streams = streams
+        self.sessions = sessions
+        self.metrics = metrics
         self.easingCatalogue = Easing.catalogue.serialized
         self.openAPIDocument = PackageResources.openapi_yaml
     }
@@ -21,9 +25,18 @@ struct Handlers: Sendable {
         var router = Router()
         router.add("POST", "/v1/timelines", timelines)
         router.add("POST", "/v1/streams", stream)
+        router.add("POST", "/v1/sessions", createSession)
+        router.add("GET", "/v1/sessions/{id}", sessionState)
+        router.add("DELETE", "/v1/sessions/{id}", deleteSession)
+        router.add("GET", "/v1/sessions/{id}/frames", watchSession)
+        router.add("POST", "/v1/sessions/{id}/commands", command)
+        router.add("POST", "/v1/sessions/{id}/retarget", retarget)
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
         router.add("GET", "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz", readiness)
+        router.add("GET", "/metrics") { _ in
+            HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render())
+        }
         router.add("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
         }
@@ -39,6 +52,8 @@ struct Handlers: Sendable {
         return .json(200, Array(#"{"status":"ready"}"#.utf8))
     }
 
+    // MARK: - Timelines and streams
+
     func timelines(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
@@ -51,12 +66,10 @@ struct Handlers: Sendable {
 
     func stream(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
-        var speed = 1.0
-        if let text = request.query["speed"] {
-            guard let value = Double(text), value.isFinite, value >= 0, value <= 1_000_000 else {
-                return ProblemDetails.badRequest("speed must be a number from 0 to 1000000 (0 = unpaced), not '\(text)'", parameter: "speed").response
-            }
-            speed = value
+        let speed: Double
+        switch Self.speed(request, allowZero: true) {
+        case .success(let value): speed = value
+        case .failure(let problem): return problem.response
         }
         let timeline: Timeline
         do {
@@ -64,24 +77,194 @@ struct Handlers: Sendable {
         } catch {
             return ProblemDetails.from(error).response
         }
-        let sse = Self.accepts(request.accept, "text/event-stream")
-        let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: sse ? .serverSentEvents : .ndjson),
-                                 speed: speed, chunkBytes: configuration.streamChunkBytes, registry: streams)
+        let format = Self.streamFormat(request)
+        let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: format),
+                                 speed: speed, chunkBytes: configuration.streamChunkBytes, metrics: metrics)
         guard streams.register(stream, limit: configuration.maxStreams) else {
             return ProblemDetails.unavailable("too many open streams (max-streams \(configuration.maxStreams))").response
         }
-        let contentType = sse ? "text/event-stream" : "application/x-ndjson"
-        return HTTPResponse(status: 200, headers: [("Content-Type", contentType), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")],
-                            stream: stream)
+        return HTTPResponse(status: 200, headers: Self.streamHeaders(format), stream: stream)
     }
+
+    // MARK: - Sessions
+
+    func createSession(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refuseComputing(request) { return refusal.response }
+        let speed: Double
+        switch Self.speed(request, allowZero: false) {
+        case .success(let value): speed = value
+        case .failure(let problem): return problem.response
+        }
+        let timeline: Timeline
+        do {
+            timeline = try compiler.compile(request.body)
+        } catch {
+            return ProblemDetails.from(error).response
+        }
+        let wall = MonotonicClock.seconds
+        guard let session = sessions.create({ id in
+            LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames)
+        }) else {
+            return ProblemDetails.unavailable("too many live sessions (max-sessions \(configuration.maxSessions)); delete one or wait for one to expire").response
+        }
+        return .json(201, session.stateDocument(atWall: wall), headers: [("Location", "/v1/sessions/\(session.id)")])
+    }
+
+    func sessionState(_ request: HTTPRequest) -> HTTPResponse {
+        guard let session = lookup(request) else { return notFound(request) }
+        return .json(200, session.stateDocument(atWall: MonotonicClock.seconds))
+    }
+
+    func deleteSession(_ request: HTTPRequest) -> HTTPResponse {
+        guard let id = request.pathParameters["id"], sessions.delete(id) else { return notFound(request) }
+        return HTTPResponse(status: 204, body: [])
+    }
+
+    func watchSession(_ request: HTTPRequest) -> HTTPResponse {
+        guard let session = lookup(request) else { return notFound(request) }
+        if state.isDraining { return ProblemDetails.unavailable("the server is shutting down").response }
+        let format = Self.streamFormat(request)
+        let watcher = SessionWatcher(session: session, format: format, metrics: metrics)
+        guard session.addWatcher(watcher, limit: configuration.maxWatchers) else {
+            return ProblemDetails.tooManyRequests("this session already has \(configuration.maxWatchers) watchers (max-watchers)").response
+        }
+        guard streams.register(watcher, limit: configuration.maxStreams) else {
+            session.removeWatcher(watcher)
+            return ProblemDetails.unavailable("too many open streams (max-streams \(configuration.maxStreams))").response
+        }
+        return HTTPResponse(status: 200, headers: Self.streamHeaders(format), stream: watcher)
+    }
+
+    func command(_ request: HTTPRequest) -> HTTPResponse {
+        guard let session = lookup(request) else { return notFound(request) }
+        if let problem = Self.requireJSON(request) { return problem.response }
+        let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (SessionClock.Command, Double?)? in
+            let name = reader.string("command", required: true)
+            let time = reader.number("time")
+            reader.finish()
+            guard let name else { return nil }
+            guard let command = SessionClock.Command(rawValue: name) else {
+                diagnostics.malformed(reader.pointer("command"), "unknown command '\(name)'; expected pause, resume, stop, reverse or seek")
+                return nil
+            }
+            if command == .seek, time == nil, !reader.has("time") {
+                diagnostics.malformed(reader.pointer("time"), "is required for seek")
+                return nil
+            }
+            if command != .seek, reader.has("time") {
+                diagnostics.malformed(reader.pointer("time"), "applies to seek only")
+                return nil
+            }
+            return (command, time)
+        }
+        guard case .success(let (command, time)) = decoded else {
+            if case .failure(let problem) = decoded { return problem.response }
+            return ProblemDetails.badRequest("invalid command").response
+        }
+        let wall = MonotonicClock.seconds
+        do {
+            try session.apply(command, time: time, atWall: wall)
+        } catch {
+            return Self.problem(error, session: session, wall: wall).response
+        }
+        return .json(200, session.stateDocument(atWall: wall))
+    }
+
+    func retarget(_ request: HTTPRequest) -> HTTPResponse {
+        guard let session = lookup(request) else { return notFound(request) }
+        if let problem = Self.requireJSON(request) { return problem.response }
+        let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (String, JSON, SpringParameters)? in
+            let path = reader.string("path", required: true)
+            let to = reader.value("to", required: true)
+            let hasSpring = SpringParameters.fieldNames.contains(where: reader.has)
+            let spring = hasSpring ? SpringParameters.decode(from: reader, diagnostics) : Timeline.defaultRetargetSpring
+            reader.finish()
+            guard let path, let to, let spring else { return nil }
+            return (path, to, spring)
+        }
+        guard case .success(let (path, to, spring)) = decoded else {
+            if case .failure(let problem) = decoded { return problem.response }
+            return ProblemDetails.badRequest("invalid retarget").response
+        }
+        let wall = MonotonicClock.seconds
+        do {
+            try session.retarget(path: path, to: to, spring: spring, atWall: wall)
+        } catch {
+            return Self.problem(error, session: session, wall: wall).response
+        }
+        return .json(200, session.stateDocument(atWall: wall))
+    }
+
+    private func lookup(_ request: HTTPRequest) -> LiveSession? {
+        request.pathParameters["id"].flatMap(sessions.session)
+    }
+
+    private func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        ProblemDetails.sessionNotFound(request.pathParameters["id"] ?? "").response
+    }
+
+    private static func problem(_ error: LiveSession.CommandError, session: LiveSession, wall: Double) -> ProblemDetails {
+        switch error {
+        case .conflict(let conflict):
+            return .conflict(conflict.message, state: conflict.state.rawValue)
+        case .invalid(let message):
+            return .invalidBody(status: 422, [Problem(pointer: "", message: message, kind: .invalid)])
+        }
+    }
+
+    /// Decodes a small JSON body with `ObjectReader`, turning problems into 400/422.
+    private static func decodeBody<T>(_ body: [UInt8], _ decode: (ObjectReader, Diagnostics) -> T?) -> Result<T, ProblemDetails> {
+        let json: JSON
+        do {
+            json = try JSONParser.parse(body)
+        } catch {
+            return .failure(.invalidBody(status: 400, [Problem(pointer: "", message: "malformed JSON at byte \(error.offset): \(error.message)", kind: .malformed)]))
+        }
+        let diagnostics = Diagnostics()
+        guard let reader = ObjectReader.expecting(json, at: "", diagnostics) else {
+            return .failure(.invalidBody(status: 400, diagnostics.problems))
+        }
+        let value = decode(reader, diagnostics)
+        if !diagnostics.isEmpty {
+            let error = DocumentError(diagnostics.problems)
+            return .failure(.invalidBody(status: error.status, error.problems))
+        }
+        guard let value else { return .failure(.badRequest("invalid body")) }
+        return .success(value)
+    }
+
+    // MARK: - Shared checks
 
     /// 503 while draining, 415 unless the body is JSON.
     func refuseComputing(_ request: HTTPRequest) -> ProblemDetails? {
         if state.isDraining { return .unavailable("the server is shutting down") }
-        guard let contentType = request.contentType, Self.isJSON(contentType) else {
+        return Self.requireJSON(request)
+    }
+
+    static func requireJSON(_ request: HTTPRequest) -> ProblemDetails? {
+        guard let contentType = request.contentType, isJSON(contentType) else {
             return .unsupportedMediaType(request.contentType)
         }
         return nil
+    }
+
+    /// The `speed` query parameter: 0 (unpaced, streams only) to 1,000,000, default 1.
+    static func speed(_ request: HTTPRequest, allowZero: Bool) -> Result<Double, ProblemDetails> {
+        guard let text = request.query["speed"] else { return .success(1) }
+        let lower = allowZero ? "0 (unpaced)" : "above 0"
+        guard let value = Double(text), value.isFinite, allowZero ? value >= 0 : value > 0, value <= 1_000_000 else {
+            return .failure(.badRequest("speed must be a number from \(lower) to 1000000, not '\(text)'", parameter: "speed"))
+        }
+        return .success(value)
+    }
+
+    static func streamFormat(_ request: HTTPRequest) -> FrameStreamEncoder.Format {
+        accepts(request.accept, "text/event-stream") ? .serverSentEvents : .ndjson
+    }
+
+    static func streamHeaders(_ format: FrameStreamEncoder.Format) -> [(String, String)] {
+        [("Content-Type", format == .serverSentEvents ? "text/event-stream" : "application/x-ndjson"),
+         ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
     }
 
     /// `application/json` or `application/<something>+json`, parameters (charset) ignored.

@@ -16,12 +16,17 @@ final class MotionService {
     let configuration: ServerConfiguration
     let logger: Logger
     let state = ServiceState()
-    let streams = StreamRegistry()
+    let metrics = ServiceMetrics()
+    let streams: StreamRegistry
+    let sessions: SessionRegistry
     let pacer = StreamPacer()
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        let metrics = self.metrics
+        streams = StreamRegistry { metrics.setOpenStreams($0) }
+        sessions = SessionRegistry(maxSessions: configuration.maxSessions, idleTTL: configuration.sessionTTL, metrics: metrics)
     }
 
     /// Serves until SIGTERM or SIGINT, then drains and returns.
@@ -38,9 +43,10 @@ final class MotionService {
             return source
         }
 
-        let handlers = Handlers(configuration: configuration, state: state, streams: streams)
-        let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, logger: logger)
+        let handlers = Handlers(configuration: configuration, state: state, streams: streams, sessions: sessions, metrics: metrics)
+        let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, metrics: metrics, logger: logger)
         pacer.start()
+        sessions.startJanitor()
         try daemon.start()
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         print("motion-server listening on http://\(host):\(daemon.port)")
@@ -61,6 +67,7 @@ final class MotionService {
         }
         daemon.stop()
         pacer.stop()
+        sessions.stopJanitor()
         sources.forEach { $0.cancel() }
         logger.info("stopped")
     }

@@ -32,6 +32,14 @@ struct ServerCommand: ParsableCommand {
     var maxProperties: Int?
     @Option(help: "Simultaneous streams (env MOTION_MAX_STREAMS; default 10000).")
     var maxStreams: Int?
+    @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
+    var maxSessions: Int?
+    @Option(help: "Watchers of one session (env MOTION_MAX_WATCHERS; default 100).")
+    var maxWatchers: Int?
+    @Option(help: "Seconds a session may go unwatched before it is removed (env MOTION_SESSION_TTL; default 300).")
+    var sessionTtl: Double?
+    @Option(help: "Most frames sent at once to a session watcher that fell behind (env MOTION_MAX_BACKLOG_FRAMES; default 120).")
+    var maxBacklogFrames: Int?
     @Option(help: "Simultaneous connections (env MOTION_MAX_CONNECTIONS; default 10000).")
     var maxConnections: UInt32?
     @Option(help: "Idle seconds before a connection is closed (env MOTION_CONNECTION_TIMEOUT; default 30).")
@@ -51,6 +59,10 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxEvents < 1 { throw ValidationError("--max-events must be positive") }
         if config.limits.maxProperties < 1 { throw ValidationError("--max-properties must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
+        if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
+        if config.maxWatchers < 1 { throw ValidationError("--max-watchers must be positive") }
+        if !(config.sessionTTL > 0) { throw ValidationError("--session-ttl must be positive") }
+        if config.maxBacklogFrames < 1 { throw ValidationError("--max-backlog-frames must be positive") }
         if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
         if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
     }
@@ -92,6 +104,10 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxEvents, "MOTION_MAX_EVENTS") { config.limits.maxEvents = v }
         if let v: Int = try value(maxProperties, "MOTION_MAX_PROPERTIES") { config.limits.maxProperties = v }
         if let v: Int = try value(maxStreams, "MOTION_MAX_STREAMS") { config.maxStreams = v }
+        if let v: Int = try value(maxSessions, "MOTION_MAX_SESSIONS") { config.maxSessions = v }
+        if let v: Int = try value(maxWatchers, "MOTION_MAX_WATCHERS") { config.maxWatchers = v }
+        if let v: Double = try value(sessionTtl, "MOTION_SESSION_TTL") { config.sessionTTL = v }
+        if let v: Int = try value(maxBacklogFrames, "MOTION_MAX_BACKLOG_FRAMES") { config.maxBacklogFrames = v }
         if let v: UInt32 = try value(maxConnections, "MOTION_MAX_CONNECTIONS") { config.maxConnections = v }
         if let v: UInt32 = try value(connectionTimeout, "MOTION_CONNECTION_TIMEOUT") { config.connectionTimeout = v }
         if let v: Double = try value(drainTimeout, "MOTION_DRAIN_TIMEOUT") { config.drainTimeout = v }

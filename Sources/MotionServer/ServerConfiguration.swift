@@ -21,6 +21,15 @@ struct ServerConfiguration: Sendable {
     var maxStreams = 10_000
     /// Bytes a stream encodes ahead of what the socket has accepted.
     var streamChunkBytes = 64 * 1024
+    /// Live sessions at once (503 beyond).
+    var maxSessions = 1_000
+    /// Watchers of one session (429 beyond).
+    var maxWatchers = 100
+    /// Seconds a session may go unwatched before it is removed.
+    var sessionTTL = 300.0
+    /// Most frames a session watcher is sent at once; a reader further behind skips the
+    /// older frames (counted in `motion_frames_dropped_total`).
+    var maxBacklogFrames = 120
     /// Seconds SIGTERM waits for open streams to finish before stopping.
     var drainTimeout = 10.0
     /// Limits on what one document may ask for.

@@ -9,7 +9,7 @@ import Foundation
 final class StreamPacer: @unchecked Sendable {
     private struct Entry {
         var due: UInt64
-        var stream: FrameStream
+        var stream: PacedStream
     }
 
     private let condition = NSCondition()
@@ -33,7 +33,7 @@ final class StreamPacer: @unchecked Sendable {
     }
 
     /// Wakes `stream` at monotonic time `due` (nanoseconds).
-    func schedule(_ stream: FrameStream, at due: UInt64) {
+    func schedule(_ stream: PacedStream, at due: UInt64) {
         condition.withLock {
             push(Entry(due: due, stream: stream))
             if heap[0].stream === stream { condition.signal() }
@@ -41,7 +41,7 @@ final class StreamPacer: @unchecked Sendable {
     }
 
     private func run() {
-        var due: [FrameStream] = []
+        var due: [PacedStream] = []
         while true {
             condition.lock()
             while !stopped {

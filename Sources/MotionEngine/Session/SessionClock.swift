@@ -16,11 +16,16 @@ public struct SessionClock: Sendable, Equatable {
     public struct Conflict: Error, Sendable, Equatable {
         public var state: State
         public var message: String
+
+        public init(state: State, message: String) {
+            self.state = state
+            self.message = message
+        }
     }
 
     /// The sampled interval: the clock runs from `start` and completes at `end` (or back at `start`).
     public let start: Double
-    public let end: Double
+    public private(set) var end: Double
     /// Virtual seconds per wall second (> 0).
     public let speed: Double
 
@@ -69,6 +74,11 @@ public struct SessionClock: Sendable, Equatable {
         let delta = (t - anchorTime) * direction
         guard delta >= 0 else { return nil }
         return anchorWall + delta / speed
+    }
+
+    /// Moves the end later (a retarget whose spring rests after it); the state is unchanged.
+    public mutating func extend(to newEnd: Double) {
+        end = max(end, newEnd)
     }
 
     /// Settles a completion that has happened by `wall` into the terminal state.

@@ -1,0 +1,408 @@
+import Foundation
+import MotionEngine
+
+/// A live, steerable timeline (API §6): a compiled `Timeline` on a `SessionClock`, watched
+/// by any number of frame streams.
+///
+/// Every method takes the session's lock. Watchers keep their own lock and take this one
+/// while they fill; commands take this one and wake watchers only after releasing it, so
+/// the two locks are never held in the opposite order.
+final class LiveSession: @unchecked Sendable {
+    let id: String
+    private let lock = NSLock()
+    private var timeline: Timeline
+    private var clock: SessionClock
+    private var retargets: [(path: String, to: JSON, time: Double)] = []
+    private var watchers: [ObjectIdentifier: WatcherState] = [:]
+    private var streams: [ObjectIdentifier: SessionWatcher] = [:]
+    private var deleted = false
+    /// Wall time (s) since which nobody has watched; nil while watched.
+    private var unwatchedSince: Double?
+    /// Most frames a watcher is sent at once; when more are due, the older ones are skipped.
+    let maxBacklogFrames: Int
+
+    /// What one watcher has been sent.
+    struct WatcherState {
+        /// Virtual time of the last frame sent, nil before the first.
+        var lastTime: Double?
+        /// Session events (command echoes) waiting to be written.
+        var queued: [[UInt8]] = []
+        /// Send a frame at the current time next (after joining, a seek or a retarget).
+        var frameNow = true
+        var ended = false
+    }
+
+    init(id: String, timeline: Timeline, speed: Double, wall: Double, maxBacklogFrames: Int) {
+        self.id = id
+        self.timeline = timeline
+        self.clock = SessionClock(start: timeline.window.start, end: timeline.window.end, speed: speed, wall: wall)
+        self.maxBacklogFrames = maxBacklogFrames
+        self.unwatchedSince = wall
+    }
+
+    var framesPath: String { "/v1/sessions/\(id)/frames" }
+
+    // MARK: - State
+
+    /// The state document: id, state, time, speed, duration, frames, values, retargets.
+    func stateDocument(atWall wall: Double) -> [UInt8] {
+        lock.withLock {
+            clock.settle(atWall: wall)
+            let time = clock.time(atWall: wall)
+            var w = JSONWriter(capacity: 256 + timeline.tracks.count * 32)
+            w.raw("{\"id\":")
+            w.string(id)
+            w.raw(",\"state\":")
+            w.string(clock.state(atWall: wall).rawValue)
+            w.raw(",\"time\":")
+            w.number(time)
+            w.raw(",\"speed\":")
+            w.number(clock.speed)
+            w.raw(",\"duration\":")
+            if let duration = timeline.duration { w.number(duration) } else { w.raw("null") }
+            w.raw(",\"window\":{\"start\":")
+            w.number(timeline.window.start)
+            w.raw(",\"end\":")
+            w.number(timeline.window.end)
+            w.raw("},\"frames\":")
+            w.string(framesPath)
+            w.raw(",\"watchers\":")
+            w.integer(streams.count)
+            w.raw(",\"values\":")
+            writeValues(at: time, into: &w)
+            w.raw(",\"retargets\":[")
+            for (index, retarget) in retargets.enumerated() {
+                if index > 0 { w.byte(UInt8(ascii: ",")) }
+                w.raw("{\"path\":")
+                w.string(retarget.path)
+                w.raw(",\"to\":")
+                w.value(retarget.to)
+                w.raw(",\"time\":")
+                w.number(retarget.time)
+                w.raw("}")
+            }
+            w.raw("]}")
+            return w.bytes
+        }
+    }
+
+    private func writeValues(at time: Double, into w: inout JSONWriter) {
+        w.byte(UInt8(ascii: "{"))
+        for (index, track) in timeline.tracks.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.key(track.path)
+            w.number(track.value(at: time))
+        }
+        w.byte(UInt8(ascii: "}"))
+    }
+
+    /// Whether the session has ended (stopped or completed) by `wall`.
+    func isFinished(atWall wall: Double) -> Bool {
+        lock.withLock {
+            let state = clock.state(atWall: wall)
+            return state == .stopped || state == .completed
+        }
+    }
+
+    /// Seconds the session has gone unwatched at `wall` (0 while watched).
+    func idleSeconds(atWall wall: Double) -> Double {
+        lock.withLock { unwatchedSince.map { wall - $0 } ?? 0 }
+    }
+
+    // MARK: - Commands
+
+    enum CommandError: Error {
+        case conflict(SessionClock.Conflict)
+        case invalid(String)
+    }
+
+    /// Applies a command and echoes it to every watcher.
+    func apply(_ command: SessionClock.Command, time: Double?, atWall wall: Double) throws(CommandError) {
+        let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
+            if command == .seek, let time, !(timeline.window.start...timeline.window.end).contains(time) {
+                throw .invalid("time must be within the session's window \(format(timeline.window.start))…\(format(timeline.window.end)), not \(format(time))")
+            }
+            do throws(SessionClock.Conflict) {
+                try clock.apply(command, time: time, atWall: wall)
+            } catch {
+                throw .conflict(error)
+            }
+            let event: String
+            switch command {
+            case .pause: event = "paused"
+            case .resume: event = "resumed"
+            case .reverse: event = "reversed"
+            case .seek: event = "seeked"
+            case .stop: event = "stopped"
+            }
+            broadcast(event: event, atWall: wall, frameNow: command == .seek)
+            return Array(streams.values)
+        }
+        toWake.forEach { $0.wake() }
+    }
+
+    /// Redirects a property toward `to` from the current time (API §6 `retarget`).
+    func retarget(path: String, to value: JSON, spring: SpringParameters, atWall wall: Double) throws(CommandError) {
+        let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
+            clock.settle(atWall: wall)
+            let state = clock.state(atWall: wall)
+            if state == .stopped || state == .completed {
+                throw .conflict(SessionClock.Conflict(state: state, message: "the session is \(state.rawValue); it takes no more commands"))
+            }
+            if clock.direction < 0 {
+                // A retarget shapes the timeline after now; a clock running back never gets there.
+                throw .conflict(SessionClock.Conflict(state: state, message: "the session's clock runs backwards; reverse it to run forward before retargeting"))
+            }
+            let time = clock.time(atWall: wall)
+            do throws(RetargetError) {
+                let updated = try timeline.retargeting(path, to: value, at: time, spring: spring)
+                clock.extend(to: updated.window.end)
+                timeline = updated
+            } catch {
+                switch error.kind {
+                case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message))
+                case .invalid: throw .invalid(error.message)
+                }
+            }
+            retargets.append((path, value, time))
+            var w = JSONWriter(capacity: 128)
+            w.raw(",\"path\":")
+            w.string(path)
+            w.raw(",\"to\":")
+            w.value(value)
+            broadcast(event: "retargeted", atWall: wall, frameNow: false, extra: w.bytes)
+            return Array(streams.values)
+        }
+        toWake.forEach { $0.wake() }
+    }
+
+    private func locked<T>(_ body: () throws(CommandError) -> T) throws(CommandError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Queues a session event on every watcher. Called with the lock held.
+    private func broadcast(event: String, atWall wall: Double, frameNow: Bool, extra: [UInt8] = []) {
+        var w = JSONWriter(capacity: 96)
+        w.raw("{\"event\":")
+        w.string(event)
+        w.raw(",\"time\":")
+        w.number(clock.time(atWall: wall))
+        w.raw(",\"session\":")
+        w.string(id)
+        w.bytes.append(contentsOf: extra)
+        w.raw("}")
+        for key in watchers.keys {
+            watchers[key]?.queued.append(w.bytes)
+            if frameNow { watchers[key]?.frameNow = true }
+        }
+    }
+
+    /// Ends the session now (DELETE, expiry): watchers finish with their `end` line.
+    func delete() {
+        let toWake = lock.withLock {
+            deleted = true
+            return Array(streams.values)
+        }
+        toWake.forEach { $0.wake() }
+    }
+
+    // MARK: - Watchers
+
+    func addWatcher(_ watcher: SessionWatcher, limit: Int) -> Bool {
+        lock.withLock {
+            guard streams.count < limit, !deleted else { return false }
+            let key = ObjectIdentifier(watcher)
+            streams[key] = watcher
+            watchers[key] = WatcherState()
+            unwatchedSince = nil
+            return true
+        }
+    }
+
+    func removeWatcher(_ watcher: SessionWatcher) {
+        lock.withLock {
+            let key = ObjectIdentifier(watcher)
+            streams.removeValue(forKey: key)
+            watchers.removeValue(forKey: key)
+            if streams.isEmpty { unwatchedSince = MonotonicClock.seconds }
+        }
+    }
+
+    /// What a watcher writes next at `wall`, how many frames it skipped, and the wall time of
+    /// its next frame (nil: only a command or the end can bring more).
+    func produce(for watcher: SessionWatcher, format: FrameStreamEncoder.Format, atWall wall: Double, draining: Bool,
+                 into bytes: inout [UInt8]) -> (ended: Bool, sent: Int, dropped: Int, nextWall: Double?) {
+        lock.withLock {
+            let key = ObjectIdentifier(watcher)
+            guard var state = watchers[key] else { return (true, 0, 0, nil) }
+            defer { watchers[key] = state }
+            clock.settle(atWall: wall)
+            let now = clock.time(atWall: wall)
+            var sent = 0, dropped = 0
+
+            for event in state.queued { line(format, "session", event, into: &bytes) }
+            state.queued.removeAll()
+
+            if state.frameNow || state.lastTime == nil {
+                writeFrame(at: now, format: format, into: &bytes)
+                sent += 1
+                state.frameNow = false
+                state.lastTime = now
+            } else if let last = state.lastTime, last != now {
+                // Grid samples crossed since the last frame, in the direction of travel.
+                var due = gridTimes(from: last, to: now)
+                if due.count > maxBacklogFrames {
+                    dropped = due.count - maxBacklogFrames
+                    due.removeFirst(dropped)
+                }
+                for t in due {
+                    writeFrame(at: t, format: format, into: &bytes)
+                    if t > last { writeEvents(after: last, through: t, format: format, into: &bytes) }
+                }
+                sent += due.count
+                state.lastTime = now
+            }
+
+            let clockState = clock.state(atWall: wall)
+            let finished = clockState == .stopped || clockState == .completed
+            if deleted || finished || draining {
+                var w = JSONWriter(capacity: 96)
+                w.raw("{\"end\":true,\"session\":")
+                w.string(id)
+                w.raw(",\"state\":")
+                w.string(deleted ? "deleted" : clockState.rawValue)
+                w.raw(",\"time\":")
+                w.number(now)
+                if draining && !deleted && !finished { w.raw(",\"interrupted\":\"shutdown\"") }
+                w.raw("}")
+                line(format, "end", w.bytes, into: &bytes)
+                state.ended = true
+                return (true, sent, dropped, nil)
+            }
+            let next = nextGridTime(after: now)
+            let nextWall = next.flatMap { clock.wall(atTime: $0) } ?? clock.completionWall
+            return (false, sent, dropped, nextWall)
+        }
+    }
+
+    /// Sample times strictly after `from` up to and including `to` (or down to, reversing),
+    /// on the grid `start + k/fps`, plus the window's ends when reached.
+    private func gridTimes(from: Double, to: Double) -> [Double] {
+        let start = timeline.window.start, end = timeline.window.end, fps = timeline.fps
+        var times: [Double] = []
+        if to > from {
+            var k = Int(((from - start) * fps).rounded(.down)) + 1
+            while true {
+                let t = start + Double(k) / fps
+                if t > to + timeEpsilon || t > end - 1e-6 { break }
+                if t > from + timeEpsilon { times.append(t) }
+                k += 1
+                if times.count > maxBacklogFrames * 4 { times.removeFirst(times.count - maxBacklogFrames) }
+            }
+            if to >= end, from < end { times.append(end) }
+        } else {
+            var k = Int(((from - start) * fps).rounded(.up)) - 1
+            while k >= 0 {
+                let t = start + Double(k) / fps
+                if t < to - timeEpsilon { break }
+                if t < from - timeEpsilon { times.append(t) }
+                k -= 1
+                if times.count > maxBacklogFrames * 4 { times.removeFirst(times.count - maxBacklogFrames) }
+            }
+        }
+        return times
+    }
+
+    /// The next grid time after `now` in the direction of travel.
+    private func nextGridTime(after now: Double) -> Double? {
+        let start = timeline.window.start, end = timeline.window.end, fps = timeline.fps
+        if clock.direction > 0 {
+            var k = Int(((now - start) * fps).rounded(.down)) + 1
+            while start + Double(k) / fps <= now + timeEpsilon { k += 1 }
+            let t = start + Double(k) / fps
+            return t > end - 1e-6 ? end : t
+        }
+        var k = Int(((now - start) * fps).rounded(.up)) - 1
+        while k > 0, start + Double(k) / fps >= now - timeEpsilon { k -= 1 }
+        return max(start, start + Double(k) / fps)
+    }
+
+    private func writeFrame(at time: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
+        var w = JSONWriter(capacity: 64 + timeline.tracks.count * 24)
+        w.raw("{\"frame\":")
+        w.integer(timeline.frameIndex(at: time))
+        w.raw(",\"time\":")
+        w.number(time)
+        w.raw(",\"values\":")
+        writeValues(at: time, into: &w)
+        w.raw("}")
+        line(format, "frame", w.bytes, into: &bytes)
+    }
+
+    /// The timeline's own events in (after, through], moving forward.
+    private func writeEvents(after: Double, through: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
+        for event in timeline.events where event.time > after + timeEpsilon && event.time <= through + timeEpsilon {
+            var w = JSONWriter(capacity: 96)
+            w.raw("{\"event\":")
+            w.string(event.kind.rawValue)
+            w.raw(",\"time\":")
+            w.number(event.time)
+            w.raw(",\"motion\":")
+            w.string(event.motion)
+            if let step = event.step {
+                w.raw(",\"step\":")
+                w.integer(step)
+            }
+            w.raw("}")
+            line(format, "motion", w.bytes, into: &bytes)
+        }
+    }
+
+    private func line(_ format: FrameStreamEncoder.Format, _ event: String, _ json: [UInt8], into bytes: inout [UInt8]) {
+        if format == .serverSentEvents {
+            bytes.append(contentsOf: "event: \(event)\ndata: ".utf8)
+            bytes.append(contentsOf: json)
+            bytes.append(contentsOf: "\n\n".utf8)
+        } else {
+            bytes.append(contentsOf: json)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+    }
+}
+
+/// One client watching a session's frames.
+final class SessionWatcher: PacedStream, @unchecked Sendable {
+    let session: LiveSession
+    let format: FrameStreamEncoder.Format
+    private let metrics: ServiceMetrics
+
+    /// While nothing is due (a paused session), the connection is still woken this often so
+    /// that a client that went away is noticed and freed.
+    static let heartbeatNanos: UInt64 = 250_000_000
+
+    init(session: LiveSession, format: FrameStreamEncoder.Format, metrics: ServiceMetrics) {
+        self.session = session
+        self.format = format
+        self.metrics = metrics
+    }
+
+    private var next: UInt64?
+
+    override func fill(now: UInt64, into bytes: inout [UInt8]) {
+        let result = session.produce(for: self, format: format, atWall: Double(now) / 1e9, draining: draining, into: &bytes)
+        metrics.framesSent(result.sent)
+        metrics.framesDropped(result.dropped)
+        if result.ended { ended = true }
+        next = result.nextWall.map { UInt64(max(0, $0) * 1e9) }
+    }
+
+    override func nextWake(now: UInt64) -> UInt64? {
+        min(next ?? UInt64.max, now + Self.heartbeatNanos)
+    }
+
+    override func didClose() {
+        session.removeWatcher(self)
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// A connection whose writes can be parked while nothing is due (libmicrohttpd's
+/// suspend/resume; see `HTTPDaemon`).
+protocol SuspendableConnection: AnyObject, Sendable {
+    func suspend()
+    func resume()
+}
+
+/// Nanoseconds on the monotonic clock.
+enum MonotonicClock {
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    static var seconds: Double { Double(now()) / 1e9 }
+}
+
+/// A chunked response that the socket pulls from and that produces its bytes as they come
+/// due: `/v1/streams` frames and session watchers.
+///
+/// When nothing is due the connection is suspended, and the pacer wakes it at the next due
+/// time (or a command wakes it), so an idle stream costs no CPU. Subclasses implement
+/// `fill(now:into:)` and `nextWake(now:)`; this class owns the buffer, the locking and the
+/// suspend/resume protocol.
+class PacedStream: @unchecked Sendable {
+    enum ReadResult: Equatable {
+        case bytes(Int)
+        /// Nothing due: the connection was suspended; wake it at this monotonic time (nil:
+        /// only an outside event, such as a command, wakes it).
+        case suspended(wakeAt: UInt64?)
+        case end
+    }
+
+    let lock = NSLock()
+    private var pending: [UInt8] = []
+    private var offset = 0
+    private var connection: SuspendableConnection?
+    private var suspended = false
+    private var closed = false
+    /// Set by SIGTERM: the next fill ends the stream.
+    private(set) var draining = false
+    /// The last bytes have been produced.
+    var ended = false
+    weak var registry: StreamRegistry?
+
+    /// Called once the response is queued on its connection.
+    func attach(_ connection: SuspendableConnection) {
+        lock.withLock { self.connection = connection }
+    }
+
+    /// Copies up to `buffer.count` bytes of due output into `buffer`.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        lock.lock()
+        defer { lock.unlock() }
+        let now = MonotonicClock.now()
+        if offset == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            offset = 0
+            if !ended { fill(now: now, into: &pending) }
+        }
+        if offset == pending.count {
+            if ended { return .end }
+            suspended = true
+            connection?.suspend()
+            return .suspended(wakeAt: nextWake(now: now))
+        }
+        let count = min(buffer.count, pending.count - offset)
+        pending.withUnsafeBytes { source in
+            buffer.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+        }
+        offset += count
+        return .bytes(count)
+    }
+
+    /// Appends what is due at `now` (monotonic ns); sets `ended` after the last bytes.
+    /// Called with `lock` held.
+    func fill(now: UInt64, into bytes: inout [UInt8]) {
+        ended = true
+    }
+
+    /// When the next bytes come due, or nil when only an outside event can produce them.
+    /// Called with `lock` held.
+    func nextWake(now: UInt64) -> UInt64? { nil }
+
+    /// Resumes the connection if it is parked.
+    func wake() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard suspended, !closed else { return }
+        suspended = false
+        connection?.resume()
+    }
+
+    /// Ends the stream early (SIGTERM): the next fill writes an interrupted `end` line.
+    func drain() {
+        lock.withLock { draining = true }
+        wake()
+    }
+
+    /// The response was destroyed: the client went away or the stream finished.
+    func close() {
+        lock.withLock {
+            closed = true
+            connection = nil
+        }
+        registry?.unregister(self)
+        didClose()
+    }
+
+    /// Hook for subclasses, after the stream is gone.
+    func didClose() {}
+}
+
+/// The open streams, for the stream limit, metrics and draining on shutdown.
+final class StreamRegistry: @unchecked Sendable {
+    private let lock = NSLock()
+    private var streams: [ObjectIdentifier: PacedStream] = [:]
+    private var draining = false
+    private let onChange: @Sendable (Int) -> Void
+
+    init(onChange: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.onChange = onChange
+    }
+
+    var count: Int { lock.withLock { streams.count } }
+
+    /// Adds a stream unless `limit` streams are already open or the server is draining.
+    func register(_ stream: PacedStream, limit: Int) -> Bool {
+        let count: Int? = lock.withLock {
+            guard !draining, streams.count < limit else { return nil }
+            streams[ObjectIdentifier(stream)] = stream
+            stream.registry = self
+            return streams.count
+        }
+        if let count { onChange(count) }
+        return count != nil
+    }
+
+    func unregister(_ stream: PacedStream) {
+        let count: Int? = lock.withLock {
+            streams.removeValue(forKey: ObjectIdentifier(stream)) == nil ? nil : streams.count
+        }
+        if let count { onChange(count) }
+    }
+
+    /// Asks every open stream to end now, and refuses new ones from here on.
+    func drainAll() {
+        let open = lock.withLock {
+            draining = true
+            return Array(streams.values)
+        }
+        for stream in open { stream.drain() }
+    }
+}

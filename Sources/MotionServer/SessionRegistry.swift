@@ -1,0 +1,87 @@
+import Foundation
+import MotionEngine
+
+/// The live sessions: creation with a limit, lookup, deletion, and expiry of sessions left
+/// unwatched past the idle TTL (checked once a second on a janitor thread).
+final class SessionRegistry: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sessions: [String: LiveSession] = [:]
+    private let maxSessions: Int
+    private let idleTTL: Double
+    private let metrics: ServiceMetrics
+    private var stopped = false
+    private let wakeJanitor = NSCondition()
+
+    init(maxSessions: Int, idleTTL: Double, metrics: ServiceMetrics) {
+        self.maxSessions = maxSessions
+        self.idleTTL = idleTTL
+        self.metrics = metrics
+    }
+
+    var count: Int { lock.withLock { sessions.count } }
+
+    /// Adds a session under a fresh random id, unless the registry is full.
+    func create(_ make: (String) -> LiveSession) -> LiveSession? {
+        let session: LiveSession? = lock.withLock {
+            guard sessions.count < maxSessions else { return nil }
+            var id: String
+            repeat { id = Self.randomID() } while sessions[id] != nil
+            let session = make(id)
+            sessions[id] = session
+            return session
+        }
+        metrics.setLiveSessions(count)
+        return session
+    }
+
+    func session(_ id: String) -> LiveSession? { lock.withLock { sessions[id] } }
+
+    /// Removes a session; its watchers end with an `end` line.
+    @discardableResult
+    func delete(_ id: String) -> Bool {
+        guard let session = lock.withLock({ sessions.removeValue(forKey: id) }) else { return false }
+        session.delete()
+        metrics.setLiveSessions(count)
+        return true
+    }
+
+    /// Removes sessions unwatched for longer than the idle TTL.
+    func expire(atWall wall: Double) {
+        let expired = lock.withLock { sessions.filter { $0.value.idleSeconds(atWall: wall) > idleTTL }.map(\.key) }
+        for id in expired { delete(id) }
+    }
+
+    /// Ends every session's watchers (SIGTERM).
+    func endAll() {
+        let all = lock.withLock { Array(sessions.keys) }
+        for id in all { delete(id) }
+    }
+
+    func startJanitor() {
+        let thread = Thread { [self] in
+            while true {
+                let done = wakeJanitor.withLock { () -> Bool in
+                    if !stopped { _ = wakeJanitor.wait(until: Date(timeIntervalSinceNow: 1)) }
+                    return stopped
+                }
+                if done { return }
+                expire(atWall: MonotonicClock.seconds)
+            }
+        }
+        thread.name = "session-janitor"
+        thread.start()
+    }
+
+    func stopJanitor() {
+        wakeJanitor.withLock {
+            stopped = true
+            wakeJanitor.signal()
+        }
+    }
+
+    private static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        return String((0..<20).map { _ in digits[Int(generator.next() % 16)] })
+    }
+}
