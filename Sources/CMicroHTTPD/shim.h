@@ -34,6 +34,12 @@ static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
     return info ? info->port : 0;
 }
 
+/// The socket of a connection, or -1.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
 static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 static inline ssize_t cmhd_content_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline ssize_t cmhd_content_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }

@@ -238,6 +238,15 @@ private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
 
     func suspend() { MHD_suspend_connection(connection) }
     func resume() { MHD_resume_connection(connection) }
+
+    var isPeerGone: Bool {
+        let fd = cmhd_connection_fd(connection)
+        guard fd >= 0 else { return true }
+        var byte: UInt8 = 0
+        let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if received == 0 { return true }
+        return received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+    }
 }
 
 // MARK: - C callbacks (plain functions: no captures, state through the cls pointers)
@@ -266,6 +275,8 @@ private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
         return 0
     case .end:
         return cmhd_content_reader_end_of_stream()
+    case .abort:
+        return cmhd_content_reader_end_with_error()
     }
 }
 

@@ -398,6 +398,8 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         next = result.nextWall.map { UInt64(max(0, $0) * 1e9) }
     }
 
+    override var isIdle: Bool { next == nil }
+
     override func nextWake(now: UInt64) -> UInt64? {
         min(next ?? UInt64.max, now + Self.heartbeatNanos)
     }

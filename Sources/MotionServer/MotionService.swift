@@ -32,16 +32,13 @@ final class MotionService {
     /// Serves until SIGTERM or SIGINT, then drains and returns.
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let stopSignal = DispatchSemaphore(value: 0)
-        let signalQueue = DispatchQueue(label: "signals")
-        let sources = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
-            source.setEventHandler { stopSignal.signal() }
-            source.resume()
-            return source
-        }
+        // Block the stop signals before any thread starts (threads inherit the mask), so one
+        // that arrives at any moment stays pending until `sigwait` below takes it.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
         let handlers = Handlers(configuration: configuration, state: state, streams: streams, sessions: sessions, metrics: metrics)
         let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, metrics: metrics, logger: logger)
@@ -53,7 +50,8 @@ final class MotionService {
         fflush(nil)
         logger.info("listening", metadata: ["port": "\(daemon.port)", "threads": "\(configuration.threads)"])
 
-        stopSignal.wait()
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
         logger.info("draining", metadata: ["open-streams": "\(streams.count)"])
         state.beginDraining()
         daemon.quiesce()
@@ -68,7 +66,6 @@ final class MotionService {
         daemon.stop()
         pacer.stop()
         sessions.stopJanitor()
-        sources.forEach { $0.cancel() }
         logger.info("stopped")
     }
 }

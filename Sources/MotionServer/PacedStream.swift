@@ -5,6 +5,8 @@ import Foundation
 protocol SuspendableConnection: AnyObject, Sendable {
     func suspend()
     func resume()
+    /// Whether the client has closed its end (checked without reading anything).
+    var isPeerGone: Bool { get }
 }
 
 /// Nanoseconds on the monotonic clock.
@@ -32,6 +34,8 @@ class PacedStream: @unchecked Sendable {
         /// only an outside event, such as a command, wakes it).
         case suspended(wakeAt: UInt64?)
         case end
+        /// The client is gone: close the connection without ending the body.
+        case abort
     }
 
     let lock = NSLock()
@@ -63,6 +67,9 @@ class PacedStream: @unchecked Sendable {
         }
         if offset == pending.count {
             if ended { return .end }
+            // A stream with nothing due writes nothing, so the server would not notice a client
+            // that left; look at the socket instead.
+            if isIdle, connection?.isPeerGone == true { return .abort }
             suspended = true
             connection?.suspend()
             return .suspended(wakeAt: nextWake(now: now))
@@ -80,6 +87,10 @@ class PacedStream: @unchecked Sendable {
     func fill(now: UInt64, into bytes: inout [UInt8]) {
         ended = true
     }
+
+    /// Whether nothing is due for a while (a paused session): the peer is checked before
+    /// each suspension. Called with `lock` held.
+    var isIdle: Bool { false }
 
     /// When the next bytes come due, or nil when only an outside event can produce them.
     /// Called with `lock` held.

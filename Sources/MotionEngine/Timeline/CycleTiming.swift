@@ -92,25 +92,37 @@ public struct CycleTiming: Sendable, Equatable {
         public var time: Double
     }
 
-    /// Calls `body` for each boundary with local time in `from...through`, in time order,
-    /// until `body` returns false. Cycles wholly before `from` are skipped, not walked.
-    public func forEachBoundary(from lower: Double = 0, through limit: Double, _ body: (Boundary) -> Bool) {
+    /// Cycle indexes from which `Double` time can no longer tell one cycle from the next.
+    static let maxCycleIndex = 4e15
+
+    /// Calls `body` for each boundary with local time in `from...through`, in time order.
+    /// Cycles wholly before `from` are skipped, not walked. Returns false when it stopped
+    /// early: `body` returned false, more than `maxSteps` cycles had to be visited, or the
+    /// window lies more than `maxCycleIndex` cycles after the start.
+    @discardableResult
+    public func forEachBoundary(from lower: Double = 0, through limit: Double, maxSteps: Int = .max,
+                                _ body: (Boundary) -> Bool) -> Bool {
         var cycle = 0
         if period > 0, lower > period {
-            cycle = Int(min((lower / period).rounded(.down) - 1, 9e15))
+            let first = (lower / period).rounded(.down) - 1
+            guard first < Self.maxCycleIndex else { return false }
+            cycle = Int(first)
         }
         let limit = min(limit, (playLimit ?? .infinity) - 2 * timeEpsilon)
+        var steps = 0
         while true {
-            if case .count(let n) = repetition, cycle > n { return }
+            steps += 1
+            if steps > maxSteps { return false }
+            if case .count(let n) = repetition, cycle > n { return true }
             let cycleStart = Double(cycle) * period
-            if cycleStart > limit + timeEpsilon { return }
-            if cycle > 0, cycleStart >= lower - timeEpsilon, !body(Boundary(kind: .repeated, cycle: cycle, time: cycleStart)) { return }
+            if cycleStart > limit + timeEpsilon { return true }
+            if cycle > 0, cycleStart >= lower - timeEpsilon, !body(Boundary(kind: .repeated, cycle: cycle, time: cycleStart)) { return false }
             if reverses {
                 let reverseStart = cycleStart + legDuration
-                if reverseStart > limit + timeEpsilon { return }
-                if reverseStart >= lower - timeEpsilon, !body(Boundary(kind: .reversed, cycle: cycle, time: reverseStart)) { return }
+                if reverseStart > limit + timeEpsilon { return true }
+                if reverseStart >= lower - timeEpsilon, !body(Boundary(kind: .reversed, cycle: cycle, time: reverseStart)) { return false }
             }
-            if period <= 0, case .infinite = repetition { return }
+            if period <= 0, case .infinite = repetition { return true }
             cycle += 1
         }
     }

@@ -50,10 +50,18 @@ final class Scheduler {
         queue.push(time: time, order: order, body)
     }
 
+    private var eventsOverflow: String {
+        "the timeline holds more than \(limits.maxEvents) events (max-events); sample a shorter window"
+    }
+
+    private static func farWindow(_ header: NodeHeader) -> String {
+        "\(header.pointer) repeats more than \(format(CycleTiming.maxCycleIndex)) times before the window starts, too many to place its events exactly; sample a window nearer its start"
+    }
+
     private func emit(_ kind: TimelineEvent.Kind, _ node: NodeHeader, at time: Double, step: Int? = nil) {
         guard overflow == nil else { return }
         if events.count >= limits.maxEvents {
-            overflow = "the timeline holds more than \(limits.maxEvents) events (max-events); sample a shorter window"
+            overflow = eventsOverflow
             return
         }
         events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
@@ -206,9 +214,14 @@ final class Scheduler {
         for (start, timing) in zip(starts, timings) {
             if seen.contains(where: { $0.start == start && $0.timing == timing }) { continue }
             seen.append((start, timing))
-            timing.forEachBoundary(from: windowStart - start, through: limit - start) { boundary in
+            let finished = timing.forEachBoundary(from: windowStart - start, through: limit - start,
+                                                  maxSteps: 2 * limits.maxEvents + 4) { boundary in
                 boundaries.append((start + boundary.time, boundary.cycle, boundary.kind))
                 return boundaries.count <= limits.maxEvents
+            }
+            if !finished {
+                overflow = boundaries.count > limits.maxEvents ? eventsOverflow : Self.farWindow(header)
+                return
             }
         }
         boundaries.sort { ($0.time, $0.cycle, $0.kind.rawValue) < ($1.time, $1.cycle, $1.kind.rawValue) }
@@ -269,6 +282,16 @@ final class Scheduler {
         let cycle = forward + (timing.reverses ? reverse : 0)
         let period = cycle + timing.repeatDelay
         var index = 0
+        // Cycles wholly before the window are skipped, not walked.
+        if windowStart > start, period.isFinite, period > 0 {
+            let first = ((windowStart - start) / period).rounded(.down) - 1
+            guard first < CycleTiming.maxCycleIndex else {
+                overflow = Self.farWindow(header)
+                return nil
+            }
+            index = max(0, Int(first))
+            if case .count(let n) = timing.repetition { index = min(index, n) }
+        }
         while overflow == nil {
             let cycleStart = start + Double(index) * period
             if cycleStart > horizon + timeEpsilon { return nil }

@@ -1,0 +1,327 @@
+import Foundation
+import XCTest
+
+/// Reads NDJSON lines from a chunked stream, across chunk boundaries.
+final class StreamLineReader {
+    let client: RawHTTPClient
+    private var buffer: [UInt8] = []
+    private(set) var finished = false
+
+    init(_ client: RawHTTPClient) { self.client = client }
+
+    /// The next line, or nil once the stream has ended.
+    func next() throws -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            guard !finished else { return nil }
+            if let chunk = try client.readChunk() { buffer.append(contentsOf: chunk) } else { finished = true }
+        }
+    }
+
+    /// The next line as JSON.
+    func nextJSON() throws -> JSONValue? {
+        guard let line = try next() else { return nil }
+        return try JSONValue.parse(line)
+    }
+
+    /// Lines until one satisfies `predicate` (inclusive), failing after `limit` lines.
+    func read(until predicate: (JSONValue) -> Bool, limit: Int = 10_000) throws -> [JSONValue] {
+        var lines: [JSONValue] = []
+        while lines.count < limit, let value = try nextJSON() {
+            lines.append(value)
+            if predicate(value) { return lines }
+        }
+        throw TestServerError(description: "condition not met in \(lines.count) lines: \(lines.suffix(5))")
+    }
+}
+
+final class SessionEndpointTests: ServerTestCase {
+    /// x goes 0 → 100 linearly over `seconds`: x = 100·t/seconds.
+    func linear(seconds: Double = 10, fps: Int = 20) -> String {
+        #"{"fps":\#(fps),"target":{"x":0},"motion":{"type":"tween","duration":\#(seconds),"properties":[{"path":"x","to":100}]}}"#
+    }
+
+    func createSession(_ server: TestServer, _ document: String, speed: String = "1", file: StaticString = #filePath, line: UInt = #line) throws -> (id: String, state: JSONValue) {
+        let response = try post(server, "/v1/sessions?speed=\(speed)", document)
+        XCTAssertEqual(response.status, 201, response.text, file: file, line: line)
+        let body = try response.json()
+        let id = try XCTUnwrap(body["id"]?.string, file: file, line: line)
+        XCTAssertEqual(response.header("Location"), "/v1/sessions/\(id)", file: file, line: line)
+        return (id, body)
+    }
+
+    func command(_ server: TestServer, _ id: String, _ json: String) throws -> RawHTTPResponse {
+        try post(server, "/v1/sessions/\(id)/commands", json)
+    }
+
+    func watch(_ server: TestServer, _ id: String, accept: String? = nil) throws -> StreamLineReader {
+        let client = try server.client(readTimeout: 10)
+        try client.sendRequest("GET", "/v1/sessions/\(id)/frames", headers: accept.map { [("Accept", $0)] } ?? [])
+        let head = try client.readResponseHead()
+        XCTAssertEqual(head.status, 200)
+        XCTAssertTrue(head.isChunked)
+        return StreamLineReader(client)
+    }
+
+    func testCreateAndReadTheState() throws {
+        let server = try startServer()
+        let (id, created) = try createSession(server, linear())
+        XCTAssertEqual(created["state"]?.string, "running")
+        XCTAssertEqual(created["speed"]?.double, 1)
+        XCTAssertEqual(created["duration"]?.double, 10)
+        XCTAssertEqual(created["frames"]?.string, "/v1/sessions/\(id)/frames")
+        XCTAssertNotNil(created["values"]?["x"]?.double)
+        Thread.sleep(forTimeInterval: 0.3)
+        let state = try get(server, "/v1/sessions/\(id)").json()
+        let time = try XCTUnwrap(state["time"]?.double)
+        XCTAssertGreaterThan(time, 0.2, "the clock runs from creation")
+        XCTAssertEqual(try XCTUnwrap(state["values"]?["x"]?.double), 10 * time, accuracy: 1e-9, "values are the timeline's at the clock time")
+
+        try assertProblem(get(server, "/v1/sessions/nope"), status: 404)
+        try assertProblem(command(server, "nope", #"{"command":"pause"}"#), status: 404)
+    }
+
+    func testWatchersGetFramesOnTheClockAndEveryCommandEchoed() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(fps: 20))
+        let first = try watch(server, id), second = try watch(server, id)
+        for reader in [first, second] {
+            let frame = try XCTUnwrap(reader.nextJSON())
+            XCTAssertNotNil(frame["frame"]?.int, "a watcher starts with the current frame")
+            XCTAssertEqual(frame["values"]?["x"]?.double ?? -1, 10 * (frame["time"]?.double ?? 0), accuracy: 1e-9)
+        }
+        _ = try first.read(until: { ($0["time"]?.double ?? 0) >= 0.3 && $0["frame"] != nil })
+        XCTAssertEqual(try command(server, id, #"{"command":"pause"}"#).status, 200)
+        Thread.sleep(forTimeInterval: 0.4)
+        XCTAssertEqual(try command(server, id, #"{"command":"reverse"}"#).status, 200)
+        let seek = try command(server, id, #"{"command":"seek","time":5}"#)
+        XCTAssertEqual(try seek.json()["state"]?.string, "paused", "seek keeps a paused session paused")
+        XCTAssertEqual(try seek.json()["values"]?["x"]?.double, 50)
+        XCTAssertEqual(try command(server, id, #"{"command":"resume"}"#).status, 200)
+
+        for reader in [first, second] {
+            let lines = try reader.read(until: { $0["event"]?.string == "resumed" })
+            let events = lines.compactMap { $0["event"]?.string }
+            XCTAssertEqual(events, ["paused", "reversed", "seeked", "resumed"])
+            // Paused: no frame between the pause and the next command's echo.
+            let pauseIndex = try XCTUnwrap(lines.firstIndex { $0["event"]?.string == "paused" })
+            XCTAssertEqual(lines[pauseIndex + 1]["event"]?.string, "reversed")
+            XCTAssertTrue(lines.allSatisfy { $0["session"] == nil || $0["session"]?.string == id })
+            // After the seek the frame at 5 s shows x = 50, as /v1/timelines would.
+            let seekFrame = try XCTUnwrap(lines.first { $0["time"]?.double == 5 && $0["frame"] != nil })
+            XCTAssertEqual(seekFrame["values"]?["x"]?.double, 50)
+            // Reversing: frame times now decrease on the grid.
+            let after = try reader.read(until: { ($0["time"]?.double ?? 10) < 4.85 && $0["frame"] != nil }, limit: 40)
+            let times = after.compactMap { $0["frame"] != nil ? $0["time"]?.double : nil }
+            XCTAssertEqual(times, times.sorted(by: >))
+            for t in times { XCTAssertEqual((t * 20).rounded(), t * 20, accuracy: 1e-6, "on the 20 fps grid") }
+        }
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["state"]?.string, "reversing")
+    }
+
+    func testStopEndsStreamsAndRefusesFurtherCommands() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear())
+        let reader = try watch(server, id)
+        let stopped = try command(server, id, #"{"command":"stop"}"#)
+        XCTAssertEqual(try stopped.json()["state"]?.string, "stopped")
+        let lines = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(lines.last?["state"]?.string, "stopped")
+        XCTAssertTrue(lines.contains { $0["event"]?.string == "stopped" })
+        XCTAssertNil(try reader.next(), "the chunked body ends after the end line")
+
+        let refused = try command(server, id, #"{"command":"resume"}"#)
+        let problem = try assertProblem(refused, status: 409)
+        XCTAssertEqual(problem["state"]?.string, "stopped")
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["state"]?.string, "stopped", "stays readable until its TTL")
+    }
+
+    func testCompletionEndsWithTheLastFrame() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(seconds: 0.3, fps: 30))
+        let reader = try watch(server, id)
+        let lines = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(lines.last?["state"]?.string, "completed")
+        let lastFrame = try XCTUnwrap(lines.last { $0["frame"] != nil })
+        XCTAssertEqual(lastFrame["time"]?.double, 0.3)
+        XCTAssertEqual(lastFrame["values"]?["x"]?.double, 100, "the exact end value")
+        XCTAssertTrue(lines.contains { $0["event"]?.string == "completed" && $0["motion"]?.string == "/motion" })
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["state"]?.string, "completed")
+        try assertProblem(command(server, id, #"{"command":"pause"}"#), status: 409)
+    }
+
+    func testReversingToTheStartCompletes() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(seconds: 10), speed: "2")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(try command(server, id, #"{"command":"reverse"}"#).status, 200)
+        let reader = try watch(server, id)
+        let lines = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(lines.last?["state"]?.string, "completed")
+        XCTAssertEqual(lines.last { $0["frame"] != nil }?["values"]?["x"]?.double, 0)
+    }
+
+    func testRetargetContinuesWithoutAJump() throws {
+        let server = try startServer()
+        let spring = #"{"fps":60,"target":{"x":0},"motion":{"type":"spring","response":1.5,"dampingRatio":1,"properties":[{"path":"x","to":100}]}}"#
+        let (id, _) = try createSession(server, spring)
+        let reader = try watch(server, id)
+        _ = try reader.read(until: { ($0["time"]?.double ?? 0) >= 0.3 && $0["frame"] != nil })
+        let response = try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":-100}"#)
+        XCTAssertEqual(response.status, 200, response.text)
+        let state = try response.json()
+        XCTAssertEqual(state["retargets"]?[0]?["path"]?.string, "x")
+        XCTAssertEqual(state["retargets"]?[0]?["to"]?.double, -100)
+        let lines = try reader.read(until: { ($0["values"]?["x"]?.double ?? 100) < 0 })
+        let retargeted = try XCTUnwrap(lines.first { $0["event"]?.string == "retargeted" })
+        XCTAssertEqual(retargeted["to"]?.double, -100)
+        let xs = lines.compactMap { $0["values"]?["x"]?.double }
+        // No jump: the stiff default spring moves at most ~12 units per 60 fps frame, while a
+        // jump to the new target would be well over 100.
+        for (a, b) in zip(xs, xs.dropFirst()) { XCTAssertLessThan(abs(b - a), 20) }
+        let end = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(end.last { $0["frame"] != nil }?["values"]?["x"]?.double, -100, "settles exactly on the new target")
+    }
+
+    func testRetargetRefusals() throws {
+        let server = try startServer()
+        let (pathID, _) = try createSession(server, #"{"fps":30,"motion":{"type":"path","path":"M0 0 L100 0","duration":5}}"#)
+        let path = try assertProblem(post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"position.x","to":3}"#), status: 409)
+        XCTAssertTrue(path["detail"]?.string?.contains("path") ?? false)
+        let unknown = try post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"nope","to":3}"#)
+        try assertProblem(unknown, status: 422)
+        try assertProblem(post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"position.x"}"#), status: 400)
+        try assertProblem(post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"position.x","to":1,"extra":2}"#), status: 400)
+    }
+
+    func testCommandBodyErrors() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear())
+        let unknown = try assertProblem(command(server, id, #"{"command":"jump"}"#), status: 400)
+        XCTAssertEqual(unknown["errors"]?[0]?["pointer"]?.string, "/command")
+        let seek = try assertProblem(command(server, id, #"{"command":"seek"}"#), status: 400)
+        XCTAssertEqual(seek["errors"]?[0]?["pointer"]?.string, "/time")
+        try assertProblem(command(server, id, #"{"command":"seek","time":99}"#), status: 422)
+        try assertProblem(command(server, id, "{"), status: 400)
+        try assertProblem(post(server, "/v1/sessions/\(id)/commands", #"{"command":"pause"}"#, contentType: "text/plain"), status: 415)
+        try assertProblem(post(server, "/v1/sessions?speed=0", linear()), status: 400)
+        try assertProblem(post(server, "/v1/sessions", #"{"motion":{"type":"tween","duration":-1,"properties":[]}}"#), status: 422)
+        let wrongMethod = try send(server, "PUT", "/v1/sessions/\(id)")
+        try assertProblem(wrongMethod, status: 405)
+        XCTAssertEqual(wrongMethod.header("Allow"), "GET, DELETE, HEAD")
+    }
+
+    func testDeleteEndsWatchersAndForgetsTheSession() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear())
+        let reader = try watch(server, id)
+        let deleted = try send(server, "DELETE", "/v1/sessions/\(id)")
+        XCTAssertEqual(deleted.status, 204)
+        XCTAssertTrue(deleted.body.isEmpty)
+        let lines = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(lines.last?["state"]?.string, "deleted")
+        try assertProblem(get(server, "/v1/sessions/\(id)"), status: 404)
+        try assertProblem(send(server, "DELETE", "/v1/sessions/\(id)"), status: 404)
+    }
+
+    func testSessionAndWatcherLimits() throws {
+        let server = try startServer(["--max-sessions", "2", "--max-watchers", "1"])
+        let (id, _) = try createSession(server, linear())
+        _ = try createSession(server, linear())
+        let third = try post(server, "/v1/sessions", linear())
+        try assertProblem(third, status: 503)
+        XCTAssertNotNil(third.header("Retry-After"))
+        let watcher = try watch(server, id)
+        _ = try watcher.nextJSON()
+        try assertProblem(get(server, "/v1/sessions/\(id)/frames"), status: 429)
+        // A freed slot can be taken again.
+        XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204)
+        _ = try createSession(server, linear())
+    }
+
+    func testUnwatchedSessionsExpire() throws {
+        let server = try startServer(["--session-ttl", "0.5"])
+        let (id, _) = try createSession(server, linear(seconds: 60))
+        let watcher = try watch(server, id)
+        _ = try watcher.nextJSON()
+        Thread.sleep(forTimeInterval: 1.6)
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").status, 200, "a watched session does not expire")
+        watcher.client.close()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var status = 200
+        while status == 200, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.25)
+            status = try get(server, "/v1/sessions/\(id)").status
+        }
+        XCTAssertEqual(status, 404, "removed after the idle TTL")
+    }
+
+    func testDisconnectedWatcherIsFreed() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(fps: 10))
+        XCTAssertEqual(try command(server, id, #"{"command":"pause"}"#).status, 200)
+        let watcher = try watch(server, id)
+        _ = try watcher.nextJSON()
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["watchers"]?.int, 1)
+        watcher.client.closeAbruptly()
+        let deadline = Date(timeIntervalSinceNow: 3)
+        var watchers = 1
+        while watchers != 0, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            watchers = try get(server, "/v1/sessions/\(id)").json()["watchers"]?.int ?? -1
+        }
+        XCTAssertEqual(watchers, 0, "a paused session's watcher is freed after its client goes away")
+    }
+
+    func testMetricsCountSessionsAndFrames() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(seconds: 0.2, fps: 50))
+        let reader = try watch(server, id)
+        _ = try reader.read(until: { $0["end"]?.bool == true })
+        let metrics = try get(server, "/metrics")
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertTrue(metrics.header("Content-Type")?.hasPrefix("text/plain") ?? false)
+        let text = metrics.text
+        XCTAssertTrue(text.contains(#"motion_http_requests_total{route="/v1/sessions",method="POST",status="201"} 1"#), text)
+        XCTAssertTrue(text.contains("motion_live_sessions 1"), text)
+        let sent = text.split(separator: "\n").first { $0.hasPrefix("motion_frames_sent_total ") }
+        XCTAssertGreaterThanOrEqual(Int(sent?.split(separator: " ").last ?? "0") ?? 0, 10)
+        XCTAssertTrue(text.contains("motion_http_request_duration_seconds_bucket"), text)
+        XCTAssertTrue(text.contains("motion_open_streams"), text)
+        XCTAssertTrue(text.contains("motion_frames_dropped_total"), text)
+    }
+
+    /// Creating and deleting 10,000 sessions leaves the server's memory where it was.
+    func testTenThousandSessionsDoNotLeak() throws {
+        let server = try startServer(["--max-sessions", "100000"])
+        let client = try server.client()
+        defer { client.close() }
+        func cycle(_ count: Int) throws {
+            for _ in 0..<count {
+                let created = try client.postJSON("/v1/sessions", linear(seconds: 5, fps: 30))
+                guard created.status == 201, let id = try created.json()["id"]?.string else {
+                    throw TestServerError(description: "create failed: \(created.text)")
+                }
+                let deleted = try client.request("DELETE", "/v1/sessions/\(id)")
+                guard deleted.status == 204 else { throw TestServerError(description: "delete failed: \(deleted.status)") }
+            }
+        }
+        try cycle(1_000)
+        let before = try XCTUnwrap(residentKilobytes(server.pid))
+        try cycle(10_000)
+        let after = try XCTUnwrap(residentKilobytes(server.pid))
+        print("RSS after 1,000 sessions: \(before) kB; after 10,000 more: \(after) kB")
+        XCTAssertLessThan(after - before, 8_000, "RSS grew by \(after - before) kB over 10,000 created and deleted sessions")
+        XCTAssertTrue(try get(server, "/metrics").text.contains("motion_live_sessions 0"))
+    }
+
+    private func residentKilobytes(_ pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }
+    }
+}
