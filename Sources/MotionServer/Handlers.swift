@@ -65,17 +65,10 @@ struct Handlers: Sendable {
     }
 
     func stream(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = refuseComputing(request) { return refusal.response }
-        let speed: Double
-        switch Self.speed(request, allowZero: true) {
-        case .success(let value): speed = value
+        let timeline: Timeline, speed: Double
+        switch compiledRequest(request, allowZeroSpeed: true) {
+        case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
-        }
-        let timeline: Timeline
-        do {
-            timeline = try compiler.compile(request.body)
-        } catch {
-            return ProblemDetails.from(error).response
         }
         let format = Self.streamFormat(request)
         let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: format),
@@ -86,20 +79,29 @@ struct Handlers: Sendable {
         return HTTPResponse(status: 200, headers: Self.streamHeaders(format), stream: stream)
     }
 
+    /// What `/v1/streams` and `/v1/sessions` start with: the refusals (draining, not JSON),
+    /// the `speed` parameter, then the compiled document — each problem before the next step.
+    private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool) -> Result<(Timeline, Double), ProblemDetails> {
+        if let refusal = refuseComputing(request) { return .failure(refusal) }
+        let speed: Double
+        switch Self.speed(request, allowZero: allowZeroSpeed) {
+        case .success(let value): speed = value
+        case .failure(let problem): return .failure(problem)
+        }
+        do {
+            return .success((try compiler.compile(request.body), speed))
+        } catch {
+            return .failure(ProblemDetails.from(error))
+        }
+    }
+
     // MARK: - Sessions
 
     func createSession(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = refuseComputing(request) { return refusal.response }
-        let speed: Double
-        switch Self.speed(request, allowZero: false) {
-        case .success(let value): speed = value
+        let timeline: Timeline, speed: Double
+        switch compiledRequest(request, allowZeroSpeed: false) {
+        case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
-        }
-        let timeline: Timeline
-        do {
-            timeline = try compiler.compile(request.body)
-        } catch {
-            return ProblemDetails.from(error).response
         }
         let wall = MonotonicClock.seconds
         guard let session = sessions.create({ id in

@@ -345,17 +345,7 @@ final class LiveSession: @unchecked Sendable {
     private func writeEvents(after: Double, through: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
         for event in timeline.events where event.time > after + timeEpsilon && event.time <= through + timeEpsilon {
             var w = JSONWriter(capacity: 96)
-            w.raw("{\"event\":")
-            w.string(event.kind.rawValue)
-            w.raw(",\"time\":")
-            w.number(event.time)
-            w.raw(",\"motion\":")
-            w.string(event.motion)
-            if let step = event.step {
-                w.raw(",\"step\":")
-                w.integer(step)
-            }
-            w.raw("}")
+            TimelineEncoder.writeEvent(event, frame: timeline.frameIndex(at: event.time), streamForm: true, into: &w)
             line(format, "motion", w.bytes, into: &bytes)
         }
     }

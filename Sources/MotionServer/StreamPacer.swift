@@ -1,4 +1,5 @@
 import Foundation
+import MotionEngine
 
 /// Wakes suspended streams when their next frame is due.
 ///
@@ -13,7 +14,7 @@ final class StreamPacer: @unchecked Sendable {
     }
 
     private let condition = NSCondition()
-    private var heap: [Entry] = []
+    private var heap = MinHeap<Entry> { $0.due < $1.due }
     private var stopped = false
     private var thread: Thread?
 
@@ -35,8 +36,8 @@ final class StreamPacer: @unchecked Sendable {
     /// Wakes `stream` at monotonic time `due` (nanoseconds).
     func schedule(_ stream: PacedStream, at due: UInt64) {
         condition.withLock {
-            push(Entry(due: due, stream: stream))
-            if heap[0].stream === stream { condition.signal() }
+            heap.push(Entry(due: due, stream: stream))
+            if heap.first?.stream === stream { condition.signal() }
         }
     }
 
@@ -60,43 +61,11 @@ final class StreamPacer: @unchecked Sendable {
             }
             let now = MonotonicClock.now()
             while let first = heap.first, first.due <= now {
-                due.append(pop().stream)
+                if let entry = heap.pop() { due.append(entry.stream) }
             }
             condition.unlock()
             for stream in due { stream.wake() }
             due.removeAll(keepingCapacity: true)
         }
-    }
-
-    // MARK: - Binary heap on `due`
-
-    private func push(_ entry: Entry) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].due < heap[parent].due else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private func pop() -> Entry {
-        let top = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var smallest = parent
-                if left < heap.count, heap[left].due < heap[smallest].due { smallest = left }
-                if right < heap.count, heap[right].due < heap[smallest].due { smallest = right }
-                if smallest == parent { break }
-                heap.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return top
     }
 }

@@ -94,7 +94,7 @@ final class SessionEndpointTests: ServerTestCase {
             XCTAssertNotNil(frame["frame"]?.int, "a watcher starts with the current frame")
             XCTAssertEqual(frame["values"]?["x"]?.double ?? -1, 10 * (frame["time"]?.double ?? 0), accuracy: 1e-9)
         }
-        _ = try first.read(until: { ($0["time"]?.double ?? 0) >= 0.3 && $0["frame"] != nil })
+        _ = try first.read(until: { ($0["time"]?.double ?? 0) >= 0.3 && $0["values"] != nil })
         XCTAssertEqual(try command(server, id, #"{"command":"pause"}"#).status, 200)
         Thread.sleep(forTimeInterval: 0.4)
         XCTAssertEqual(try command(server, id, #"{"command":"reverse"}"#).status, 200)
@@ -112,11 +112,11 @@ final class SessionEndpointTests: ServerTestCase {
             XCTAssertEqual(lines[pauseIndex + 1]["event"]?.string, "reversed")
             XCTAssertTrue(lines.allSatisfy { $0["session"] == nil || $0["session"]?.string == id })
             // After the seek the frame at 5 s shows x = 50, as /v1/timelines would.
-            let seekFrame = try XCTUnwrap(lines.first { $0["time"]?.double == 5 && $0["frame"] != nil })
+            let seekFrame = try XCTUnwrap(lines.first { $0["time"]?.double == 5 && $0["values"] != nil })
             XCTAssertEqual(seekFrame["values"]?["x"]?.double, 50)
             // Reversing: frame times now decrease on the grid.
-            let after = try reader.read(until: { ($0["time"]?.double ?? 10) < 4.85 && $0["frame"] != nil }, limit: 40)
-            let times = after.compactMap { $0["frame"] != nil ? $0["time"]?.double : nil }
+            let after = try reader.read(until: { ($0["time"]?.double ?? 10) < 4.85 && $0["values"] != nil }, limit: 40)
+            let times = after.compactMap { $0["values"] != nil ? $0["time"]?.double : nil }
             XCTAssertEqual(times, times.sorted(by: >))
             for t in times { XCTAssertEqual((t * 20).rounded(), t * 20, accuracy: 1e-6, "on the 20 fps grid") }
         }
@@ -146,7 +146,7 @@ final class SessionEndpointTests: ServerTestCase {
         let reader = try watch(server, id)
         let lines = try reader.read(until: { $0["end"]?.bool == true })
         XCTAssertEqual(lines.last?["state"]?.string, "completed")
-        let lastFrame = try XCTUnwrap(lines.last { $0["frame"] != nil })
+        let lastFrame = try XCTUnwrap(lines.last { $0["values"] != nil })
         XCTAssertEqual(lastFrame["time"]?.double, 0.3)
         XCTAssertEqual(lastFrame["values"]?["x"]?.double, 100, "the exact end value")
         XCTAssertTrue(lines.contains { $0["event"]?.string == "completed" && $0["motion"]?.string == "/motion" })
@@ -162,7 +162,7 @@ final class SessionEndpointTests: ServerTestCase {
         let reader = try watch(server, id)
         let lines = try reader.read(until: { $0["end"]?.bool == true })
         XCTAssertEqual(lines.last?["state"]?.string, "completed")
-        XCTAssertEqual(lines.last { $0["frame"] != nil }?["values"]?["x"]?.double, 0)
+        XCTAssertEqual(lines.last { $0["values"] != nil }?["values"]?["x"]?.double, 0)
     }
 
     func testRetargetContinuesWithoutAJump() throws {
@@ -170,7 +170,7 @@ final class SessionEndpointTests: ServerTestCase {
         let spring = #"{"fps":60,"target":{"x":0},"motion":{"type":"spring","response":1.5,"dampingRatio":1,"properties":[{"path":"x","to":100}]}}"#
         let (id, _) = try createSession(server, spring)
         let reader = try watch(server, id)
-        _ = try reader.read(until: { ($0["time"]?.double ?? 0) >= 0.3 && $0["frame"] != nil })
+        _ = try reader.read(until: { ($0["time"]?.double ?? 0) >= 0.3 && $0["values"] != nil })
         let response = try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":-100}"#)
         XCTAssertEqual(response.status, 200, response.text)
         let state = try response.json()
@@ -184,7 +184,7 @@ final class SessionEndpointTests: ServerTestCase {
         // jump to the new target would be well over 100.
         for (a, b) in zip(xs, xs.dropFirst()) { XCTAssertLessThan(abs(b - a), 20) }
         let end = try reader.read(until: { $0["end"]?.bool == true })
-        XCTAssertEqual(end.last { $0["frame"] != nil }?["values"]?["x"]?.double, -100, "settles exactly on the new target")
+        XCTAssertEqual(end.last { $0["values"] != nil }?["values"]?["x"]?.double, -100, "settles exactly on the new target")
     }
 
     func testRetargetRefusals() throws {

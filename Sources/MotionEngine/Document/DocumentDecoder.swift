@@ -217,16 +217,8 @@ public struct DocumentDecoder: Sendable {
         let additiveWeight = decodeAdditive(reader, diagnostics)
 
         var properties: [TweenProperty] = []
-        if let items = reader.array("properties", required: true) {
-            if items.isEmpty {
-                diagnostics.invalid(reader.pointer("properties"), "must list at least one property")
-            }
-            context.propertyCount += items.count
-            if context.propertyCount > limits.maxProperties {
-                diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
-                reader.accept(contentsOf: reader.object.keys)
-                return nil
-            }
+        var overLimit = false
+        if let items = propertyItems(reader, &context, &overLimit, diagnostics) {
             for (index, item) in items.enumerated() {
                 let pointer = JSONPointer.appending(reader.pointer("properties"), index)
                 if let property = decodeTweenProperty(item, at: pointer, diagnostics) { properties.append(property) }
@@ -235,6 +227,7 @@ public struct DocumentDecoder: Sendable {
                 diagnostics.malformed(reader.pointer("duration"), "is required unless every property has its own duration")
             }
         }
+        if overLimit { return nil }
         reader.finish()
         return TweenNode(header: header, duration: duration, easing: easing ?? .linear,
                          reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight)
@@ -272,14 +265,8 @@ public struct DocumentDecoder: Sendable {
         let additiveWeight = decodeAdditive(reader, diagnostics)
         var properties: [DynamicProperty] = []
         var complete = true
-        if let items = reader.array("properties", required: true) {
-            if items.isEmpty { diagnostics.invalid(reader.pointer("properties"), "must list at least one property") }
-            context.propertyCount += items.count
-            if context.propertyCount > limits.maxProperties {
-                diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
-                reader.accept(contentsOf: reader.object.keys)
-                return nil
-            }
+        var overLimit = false
+        if let items = propertyItems(reader, &context, &overLimit, diagnostics) {
             for (index, item) in items.enumerated() {
                 let pointer = JSONPointer.appending(reader.pointer("properties"), index)
                 guard let property = ObjectReader.expecting(item, at: pointer, diagnostics) else { complete = false; continue }
@@ -298,21 +285,16 @@ public struct DocumentDecoder: Sendable {
         } else {
             complete = false
         }
+        if overLimit { return nil }
 
         switch type {
         case "physics":
-            let velocity = reader.number("velocity", required: true)
-            let friction = reader.number("friction", required: true)
-            let restitution = reader.number("restitution", in: 0...1) ?? PhysicsKernel.defaultRestitution
+            let law = decodePhysicsLaw(reader, defaultRestitution: PhysicsKernel.defaultRestitution, diagnostics)
             let collisions = reader.bool("collisions") ?? false
-            let restVelocity = positive(reader, "restVelocity", diagnostics) ?? PhysicsKernel.defaultRestVelocity
-            if let friction, !(friction > 0 && friction <= 1) {
-                diagnostics.invalid(reader.pointer("friction"), "must be in (0, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
-            }
             reader.finish()
-            guard complete, let velocity, let friction, friction > 0, friction <= 1 else { return nil }
-            return .physics(PhysicsNode(header: header, properties: properties, velocity: velocity, friction: friction,
-                                        restitution: restitution, collisions: collisions, restVelocity: restVelocity,
+            guard complete, let law else { return nil }
+            return .physics(PhysicsNode(header: header, properties: properties, velocity: law.velocity, friction: law.friction,
+                                        restitution: law.restitution, collisions: collisions, restVelocity: law.restVelocity,
                                         additiveWeight: additiveWeight))
         case "spring":
             let parameters = SpringParameters.decode(from: reader, diagnostics)
@@ -384,23 +366,46 @@ public struct DocumentDecoder: Sendable {
             let reverseEasing = reader.value("reverseEasing").flatMap { Easing.decode($0, at: reader.pointer("reverseEasing"), diagnostics) }
             drive = duration.map { .eased(duration: $0, easing: easing, reverseEasing: reverseEasing) }
         } else {
-            let velocity = reader.number("velocity", required: true)
-            let friction = reader.number("friction", required: true)
-            let restitution = reader.number("restitution", in: 0...1) ?? 0
-            let restVelocity = positive(reader, "restVelocity", diagnostics) ?? PhysicsKernel.defaultRestVelocity
-            if let friction, !(friction > 0 && friction <= 1) {
-                diagnostics.invalid(reader.pointer("friction"), "must be in (0, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
-            }
-            if let velocity, let friction, friction > 0, friction <= 1 {
-                drive = .physics(velocity: velocity, friction: friction, restitution: restitution, restVelocity: restVelocity)
-            } else {
-                drive = nil
+            drive = decodePhysicsLaw(reader, defaultRestitution: 0, diagnostics).map {
+                .physics(velocity: $0.velocity, friction: $0.friction, restitution: $0.restitution, restVelocity: $0.restVelocity)
             }
         }
         reader.finish()
         guard let geometry, let drive else { return nil }
         return PathNode(header: header, geometry: geometry, output: output, rotation: rotation, startPosition: startPosition,
                         endPosition: endPosition, edgeBehavior: edgeBehavior, drive: drive)
+    }
+
+    /// The `properties` array: required, non-empty, counted against `max-properties`. Nil
+    /// when it is missing, or over the limit (then `overLimit` is set and the node is dropped).
+    private func propertyItems(_ reader: ObjectReader, _ context: inout NodeContext, _ overLimit: inout Bool,
+                               _ diagnostics: Diagnostics) -> [JSON]? {
+        guard let items = reader.array("properties", required: true) else { return nil }
+        if items.isEmpty { diagnostics.invalid(reader.pointer("properties"), "must list at least one property") }
+        context.propertyCount += items.count
+        if context.propertyCount > limits.maxProperties {
+            diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
+            reader.accept(contentsOf: reader.object.keys)
+            overLimit = true
+            return nil
+        }
+        return items
+    }
+
+    /// The physics law's fields (physics, pathPhysics): `velocity` and `friction` (0 < f ≤ 1)
+    /// required, `restitution` (0…1) and `restVelocity` (> 0) optional.
+    private func decodePhysicsLaw(_ reader: ObjectReader, defaultRestitution: Double, _ diagnostics: Diagnostics)
+        -> (velocity: Double, friction: Double, restitution: Double, restVelocity: Double)? {
+        let velocity = reader.number("velocity", required: true)
+        let friction = reader.number("friction", required: true)
+        let restitution = reader.number("restitution", in: 0...1) ?? defaultRestitution
+        let restVelocity = positive(reader, "restVelocity", diagnostics) ?? PhysicsKernel.defaultRestVelocity
+        if let friction, !(friction > 0 && friction <= 1) {
+            diagnostics.invalid(reader.pointer("friction"), "must be in (0, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
+            return nil
+        }
+        guard let velocity, let friction else { return nil }
+        return (velocity, friction, restitution, restVelocity)
     }
 
     /// A number that must be > 0.

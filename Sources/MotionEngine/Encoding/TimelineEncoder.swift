@@ -91,7 +91,7 @@ public enum TimelineEncoder {
 
     /// An event object. The stream form starts with `"event": type`; the response form has
     /// `"type"` (API §4, §5).
-    static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
+    public static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
         if streamForm {
             w.raw("{\"event\":")
             w.string(event.kind.rawValue)

@@ -592,44 +592,15 @@ struct ActionQueue {
         var order: Int
         var sequence: Int
         var run: () -> Void
-
-        func precedes(_ other: Action) -> Bool {
-            (time, order, sequence) < (other.time, other.order, other.sequence)
-        }
     }
 
-    private var heap: [Action] = []
+    private var heap = MinHeap<Action> { ($0.time, $0.order, $0.sequence) < ($1.time, $1.order, $1.sequence) }
     private var nextSequence = 0
 
     mutating func push(time: Double, order: Int, _ run: @escaping () -> Void) {
-        heap.append(Action(time: time, order: order, sequence: nextSequence, run: run))
+        heap.push(Action(time: time, order: order, sequence: nextSequence, run: run))
         nextSequence += 1
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].precedes(heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
     }
 
-    mutating func pop() -> Action? {
-        guard !heap.isEmpty else { return nil }
-        let top = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var best = parent
-                if left < heap.count, heap[left].precedes(heap[best]) { best = left }
-                if right < heap.count, heap[right].precedes(heap[best]) { best = right }
-                if best == parent { break }
-                heap.swapAt(parent, best)
-                parent = best
-            }
-        }
-        return top
-    }
+    mutating func pop() -> Action? { heap.pop() }
 }
