@@ -277,6 +277,34 @@ final class SessionEndpointTests: ServerTestCase {
         XCTAssertEqual(watchers, 0, "a paused session's watcher is freed after its client goes away")
     }
 
+    func testSIGTERMEndsSessionWatchersCleanly() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(seconds: 60))
+        let reader = try watch(server, id, accept: nil)
+        _ = try reader.nextJSON()
+        server.signal(SIGTERM)
+        let lines = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(lines.last?["interrupted"]?.string, "shutdown")
+        XCTAssertNil(try reader.next(), "the terminating chunk follows the end line")
+        XCTAssertEqual(server.waitForExit(timeout: 15), .exited(0))
+    }
+
+    func testServerSentEventsForWatchers() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(seconds: 60))
+        let reader = try watch(server, id, accept: "text/event-stream")
+        XCTAssertEqual(try reader.next(), "event: frame")
+        XCTAssertTrue(try reader.next()?.hasPrefix("data: {\"frame\":") ?? false)
+        XCTAssertEqual(try reader.next(), "")
+        XCTAssertEqual(try command(server, id, #"{"command":"pause"}"#).status, 200)
+        var lines: [String] = []
+        while let line = try reader.next(), lines.count < 20 {
+            lines.append(line)
+            if line.contains("\"paused\"") { break }
+        }
+        XCTAssertTrue(lines.contains("event: session"), "\(lines)")
+    }
+
     func testMetricsCountSessionsAndFrames() throws {
         let server = try startServer()
         let (id, _) = try createSession(server, linear(seconds: 0.2, fps: 50))
