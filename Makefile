@@ -31,8 +31,9 @@ $(PYTHON): scripts/requirements-dev.txt
 build: deps
 	$(SWIFT) build
 
+## The release binary, with the Swift runtime linked statically (as in the Dockerfile).
 release: deps
-	$(SWIFT) build -c release --product motion-server
+	$(SWIFT) build -c release --static-swift-stdlib --product motion-server
 
 test-swift: deps
 	$(SWIFT) test

@@ -253,9 +253,9 @@ struct Handlers: Sendable {
     /// The `speed` query parameter: 0 (unpaced, streams only) to 1,000,000, default 1.
     static func speed(_ request: HTTPRequest, allowZero: Bool) -> Result<Double, ProblemDetails> {
         guard let text = request.query["speed"] else { return .success(1) }
-        let lower = allowZero ? "0 (unpaced)" : "above 0"
+        let range = allowZero ? "from 0 (unpaced) to 1000000" : "above 0 and at most 1000000"
         guard let value = Double(text), value.isFinite, allowZero ? value >= 0 : value > 0, value <= 1_000_000 else {
-            return .failure(.badRequest("speed must be a number from \(lower) to 1000000, not '\(text)'", parameter: "speed"))
+            return .failure(.badRequest("speed must be a number \(range), not '\(text)'", parameter: "speed"))
         }
         return .success(value)
     }

@@ -385,7 +385,8 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         metrics.framesSent(result.sent)
         metrics.framesDropped(result.dropped)
         if result.ended { ended = true }
-        next = result.nextWall.map { UInt64(max(0, $0) * 1e9) }
+        // Clamped: a tiny speed puts the next frame centuries away, beyond UInt64 nanoseconds.
+        next = result.nextWall.map { UInt64(min(max(0, $0) * 1e9, 9e18)) }
     }
 
     override var isIdle: Bool { next == nil }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import MotionEngine
 
@@ -7,7 +8,7 @@ struct ServerConfiguration: Sendable {
     var host = "127.0.0.1"
     /// TCP port; 0 binds an ephemeral port.
     var port: UInt16 = 8080
-    /// Worker threads in libmicrohttpd's pool; default: the CPU count.
+    /// Worker threads in libmicrohttpd's pool; default: the CPUs this process may use.
     var threads = ServerConfiguration.cpuCount
     /// Largest accepted request body, bytes (413 beyond).
     var maxBodyBytes = 1 << 20
@@ -35,7 +36,31 @@ struct ServerConfiguration: Sendable {
     /// Limits on what one document may ask for.
     var limits = EngineLimits.default
 
+    /// CPUs this process may use: the online CPUs, narrowed by a cgroup CPU quota (a
+    /// container's `--cpus`), rounded up.
     static var cpuCount: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        var count = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        if let quota = cgroupCPUQuota() { count = min(count, max(1, Int(quota.rounded(.up)))) }
+        return count
+    }
+
+    /// CPUs granted by the cgroup (v2 `cpu.max`, or v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`),
+    /// nil when unlimited or unknown.
+    static func cgroupCPUQuota() -> Double? {
+        func read(_ path: String) -> String? {
+            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        if let line = read("/sys/fs/cgroup/cpu.max") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let quota = Double(parts[0]), let period = Double(parts[1]), quota > 0, period > 0 {
+                return quota / period
+            }
+            return nil
+        }
+        if let quota = read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").flatMap(Double.init),
+           let period = read("/sys/fs/cgroup/cpu/cpu.cfs_period_us").flatMap(Double.init), quota > 0, period > 0 {
+            return quota / period
+        }
+        return nil
     }
 }

@@ -305,6 +305,17 @@ final class SessionEndpointTests: ServerTestCase {
         XCTAssertTrue(lines.contains("event: session"), "\(lines)")
     }
 
+    func testATinySpeedDoesNotCrashAWatcher() throws {
+        // Regression: the next frame of a 1e-300× session is beyond UInt64 nanoseconds.
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(), speed: "1e-300")
+        let reader = try watch(server, id)
+        XCTAssertNotNil(try reader.nextJSON()?["values"])
+        Thread.sleep(forTimeInterval: 0.3)
+        assertHealthy(server)
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["state"]?.string, "running")
+    }
+
     func testMetricsCountSessionsAndFrames() throws {
         let server = try startServer()
         let (id, _) = try createSession(server, linear(seconds: 0.2, fps: 50))

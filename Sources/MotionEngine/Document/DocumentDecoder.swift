@@ -48,8 +48,8 @@ public struct DocumentDecoder: Sendable {
 
         var window: TimeWindow?
         if let reader = root.object("window") {
-            let start = reader.number("start", required: true)
-            let end = reader.number("end", required: true)
+            let start = reader.time("start", required: true)
+            let end = reader.time("end", required: true)
             reader.finish()
             if let start, let end {
                 if start < 0 {
@@ -174,7 +174,7 @@ public struct DocumentDecoder: Sendable {
     func decodeHeader(_ reader: ObjectReader, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> NodeHeader {
         var timing = NodeTiming()
         let id = reader.string("id") ?? reader.pointer
-        if let delay = reader.nonNegative("delay") { timing.delay = delay }
+        if let delay = reader.time("delay") { timing.delay = delay }
         if let value = reader.value("repeat") {
             switch value {
             case .string("infinite"):
@@ -190,17 +190,18 @@ public struct DocumentDecoder: Sendable {
             }
         }
         if let reverses = reader.bool("reverses") { timing.reverses = reverses }
-        if let repeatDelay = reader.nonNegative("repeatDelay") { timing.repeatDelay = repeatDelay }
+        if let repeatDelay = reader.time("repeatDelay") { timing.repeatDelay = repeatDelay }
         defer { context.nextOrder += 1 }
         return NodeHeader(id: id, pointer: reader.pointer, order: context.nextOrder, timing: timing)
     }
 
     func decodeTween(_ reader: ObjectReader, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> TweenNode? {
         var header = decodeHeader(reader, &context, diagnostics)
-        var duration = reader.nonNegative("duration")
+        var duration = reader.time("duration")
         var durationGiven = reader.has("duration")
         var easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
         if let timing = reader.value("timing") {
+            durationGiven = true
             let replaced = ["delay", "duration", "easing", "repeat", "reverses"].filter(reader.has)
             if !replaced.isEmpty {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' replaces delay, duration, easing, repeat and reverses; remove \(replaced.map { "'\($0)'" }.joined(separator: ", ")) or 'timing'")
@@ -243,8 +244,8 @@ public struct DocumentDecoder: Sendable {
             if let value { checkValueType(value, at: reader.pointer(key), diagnostics) }
         }
         let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
-        let duration = reader.nonNegative("duration")
-        let delay = reader.nonNegative("delay")
+        let duration = reader.time("duration")
+        let delay = reader.time("delay")
         let bounds = reader.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
         guard let path, let to else { return nil }
         return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay, bounds: bounds)
@@ -276,7 +277,7 @@ public struct DocumentDecoder: Sendable {
                 for (key, value) in [("from", from), ("to", to)] {
                     if let value { checkValueType(value, at: property.pointer(key), diagnostics) }
                 }
-                let velocity = type == "spring" ? property.number("velocity") : nil
+                let velocity = type == "spring" ? property.bounded("velocity") : nil
                 let bounds = property.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
                 property.finish()
                 guard let path else { complete = false; continue }
@@ -298,7 +299,7 @@ public struct DocumentDecoder: Sendable {
                                         additiveWeight: additiveWeight))
         case "spring":
             let parameters = SpringParameters.decode(from: reader, diagnostics)
-            let velocity = reader.number("velocity") ?? 0
+            let velocity = reader.bounded("velocity") ?? 0
             let restDelta = positive(reader, "restDelta", diagnostics) ?? 0.01
             let restSpeed = positive(reader, "restSpeed", diagnostics) ?? 0.01
             let stopAtTarget = reader.bool("stopAtTarget") ?? false
@@ -319,7 +320,7 @@ public struct DocumentDecoder: Sendable {
                                       restDelta: restDelta, restSpeed: restSpeed, stopAtTarget: stopAtTarget,
                                       clamp: clamp, additiveWeight: additiveWeight))
         default:
-            let velocity = reader.number("velocity")
+            let velocity = reader.bounded("velocity")
             var decayConstant = DecayKernel.defaultDecayConstant
             if let value = reader.number("decayConstant") {
                 if value > 0 && value < 1 { decayConstant = value } else {
@@ -361,7 +362,7 @@ public struct DocumentDecoder: Sendable {
         }
         let drive: PathNode.Drive?
         if type == "path" {
-            let duration = reader.nonNegative("duration", required: true)
+            let duration = reader.time("duration", required: true)
             let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) } ?? .linear
             let reverseEasing = reader.value("reverseEasing").flatMap { Easing.decode($0, at: reader.pointer("reverseEasing"), diagnostics) }
             drive = duration.map { .eased(duration: $0, easing: easing, reverseEasing: reverseEasing) }
@@ -392,16 +393,19 @@ public struct DocumentDecoder: Sendable {
         return items
     }
 
+    /// The smallest friction: below it the body would coast for longer than any window.
+    static let minimumFriction = 1e-9  // messages say "1e-9"
+
     /// The physics law's fields (physics, pathPhysics): `velocity` and `friction` (0 < f ≤ 1)
     /// required, `restitution` (0…1) and `restVelocity` (> 0) optional.
     private func decodePhysicsLaw(_ reader: ObjectReader, defaultRestitution: Double, _ diagnostics: Diagnostics)
         -> (velocity: Double, friction: Double, restitution: Double, restVelocity: Double)? {
-        let velocity = reader.number("velocity", required: true)
+        let velocity = reader.bounded("velocity", required: true)
         let friction = reader.number("friction", required: true)
         let restitution = reader.number("restitution", in: 0...1) ?? defaultRestitution
         let restVelocity = positive(reader, "restVelocity", diagnostics) ?? PhysicsKernel.defaultRestVelocity
-        if let friction, !(friction > 0 && friction <= 1) {
-            diagnostics.invalid(reader.pointer("friction"), "must be in (0, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
+        if let friction, !(friction >= Self.minimumFriction && friction <= 1) {
+            diagnostics.invalid(reader.pointer("friction"), "must be in [1e-9, 1] (the velocity is multiplied by 1 − friction every second), not \(format(friction))")
             return nil
         }
         guard let velocity, let friction else { return nil }
@@ -431,8 +435,10 @@ public struct DocumentDecoder: Sendable {
     /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (API §1.1).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
-        case .number:
-            return
+        case .number(let n):
+            if abs(n) > ObjectReader.maximumMagnitude {
+                diagnostics.invalid(pointer, "must be within ±1e15, not \(format(n))")
+            }
         case .string(let text):
             if Colour(css: text) == nil {
                 diagnostics.invalid(pointer, "'\(text)' is not a colour: expected #rgb, #rrggbb, #rrggbbaa, rgb(), rgba(), hsl() or hsla()")

@@ -49,8 +49,8 @@ public struct MotionSpec: Sendable {
     static func decode(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> MotionSpec? {
         guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
         defer { reader.finish() }
-        let delay = reader.nonNegative("delay") ?? 0
-        let duration = reader.nonNegative("duration")
+        let delay = reader.time("delay") ?? 0
+        let duration = reader.time("duration")
         var curve: Curve? = .bezier(CubicBezier(x1: 0, y1: 0, x2: 1, y2: 1))
         if let curveReader = reader.object("curve") {
             curve = decodeCurve(curveReader, diagnostics)
@@ -94,7 +94,7 @@ public struct MotionSpec: Sendable {
             let mass = reader.number("mass", required: true)
             let tension = reader.number("tension", required: true)
             let friction = reader.number("friction", required: true)
-            let velocity = reader.number("initialVelocity") ?? 0
+            let velocity = reader.bounded("initialVelocity") ?? 0
             guard let mass, let tension, let friction else { return nil }
             var valid = true
             if mass <= 0 { diagnostics.invalid(reader.pointer("mass"), "must be positive"); valid = false }

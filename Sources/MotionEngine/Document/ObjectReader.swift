@@ -112,6 +112,37 @@ public final class ObjectReader {
         return n
     }
 
+    /// Times (delays, durations, window ends) are at most this many seconds (about 31 years),
+    /// so that sums of them stay finite and exact enough.
+    public static let maximumTime = 1e9  // messages say "1e9"
+    /// Numbers in values and velocities are at most this large in magnitude, so that every
+    /// sample stays finite.
+    public static let maximumMagnitude = 1e15  // messages say "±1e15"
+
+    /// A time in seconds: 0 … `maximumTime`.
+    public func time(_ key: String, required: Bool = false) -> Double? {
+        guard let n = number(key, required: required) else { return nil }
+        guard n >= 0 else {
+            diagnostics.invalid(pointer(key), "must not be negative")
+            return nil
+        }
+        guard n <= Self.maximumTime else {
+            diagnostics.invalid(pointer(key), "must be at most 1e9 seconds, not \(format(n))")
+            return nil
+        }
+        return n
+    }
+
+    /// A number within ±`maximumMagnitude` (a velocity, a value).
+    public func bounded(_ key: String, required: Bool = false) -> Double? {
+        guard let n = number(key, required: required) else { return nil }
+        guard abs(n) <= Self.maximumMagnitude else {
+            diagnostics.invalid(pointer(key), "must be within ±1e15, not \(format(n))")
+            return nil
+        }
+        return n
+    }
+
     /// Records every field that no accessor asked for as unknown (400).
     public func finish() {
         for key in object.keys where !consumed.contains(key) {

@@ -33,6 +33,27 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
         return current
     }
 
+    /// The first proper prefix of this path that blocks writing it into `root`: a number,
+    /// string, boolean or null (nothing can live below it), or an array without that index.
+    /// Nil when the path can be written (missing objects are created).
+    public func blockingPrefix(in root: JSONObject) -> (prefix: PropertyPath, value: JSON)? {
+        var current = JSON.object(root)
+        for (index, segment) in segments.enumerated() {
+            let prefix = PropertyPath(segments: Array(segments[..<index]))
+            switch current {
+            case .object(let object):
+                guard let next = object[segment] else { return nil }
+                current = next
+            case .array(let items):
+                guard let position = Int(segment), items.indices.contains(position) else { return (prefix, current) }
+                current = items[position]
+            default:
+                return (prefix, current)
+            }
+        }
+        return nil
+    }
+
     /// Writes `value` at this path, creating objects for missing segments. Returns false when
     /// an existing non-container value or an out-of-range array index is in the way.
     @discardableResult

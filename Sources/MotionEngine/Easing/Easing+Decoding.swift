@@ -12,19 +12,38 @@ extension Easing {
     /// a syntax error inside a CSS string or a parameter out of range as invalid (422). Returns
     /// nil after recording a problem.
     public static func decode(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> Easing? {
+        let easing: Easing?
         switch json {
         case .string(let text):
             do {
-                return try parse(text)
+                easing = try parse(text)
             } catch {
                 diagnostics.invalid(pointer, error.message)
                 return nil
             }
         case .object(let object):
-            return decodeObject(ObjectReader(object, at: pointer, diagnostics))
+            easing = decodeObject(ObjectReader(object, at: pointer, diagnostics))
         default:
             diagnostics.malformed(pointer, "must be an easing name, CSS easing string or easing object, not \(json.typeDescription)")
             return nil
+        }
+        if let easing, !easing.isTame {
+            diagnostics.invalid(pointer, "this easing's curve leaves ±1e6 or is not finite for some progress; use milder parameters")
+            return nil
+        }
+        return easing
+    }
+
+    /// The largest |E(u)| an easing may reach: with values bounded by ±1e15 every sample
+    /// then stays finite.
+    public static let maximumMagnitude = 1e6  // messages say "±1e6"
+
+    /// Whether E(u) is finite and within ±`maximumMagnitude` on a fine grid of progress
+    /// values (extreme parameters such as `period: 5e-324` or `overshoot: 1e308` are not).
+    var isTame: Bool {
+        (0...1024).allSatisfy { index in
+            let value = self(Double(index) / 1024)
+            return value.isFinite && abs(value) <= Self.maximumMagnitude
         }
     }
 

@@ -354,7 +354,7 @@ final class Scheduler {
                     return
                 }
             }
-            let tracks = builder.addPath(output: node.output, rotation: node.rotation, at: start) { component in
+            let tracks = builder.addPath(output: node.output, rotation: node.rotation, at: start, pointer: header.pointer) { component in
                 .path(PathCurve(geometry: node.geometry, progress: progress, wraps: wraps, component: component))
             }
             for (track, component) in tracks {

@@ -102,8 +102,9 @@ struct TrackBuilder {
 
     /// Tracks for a path motion: `output.x` and `output.y` (written whole as a point), and the
     /// tangent angle at `rotation`. Returns each track with the component it carries.
-    mutating func addPath(output: PropertyPath, rotation: PropertyPath?, at start: Double,
+    mutating func addPath(output: PropertyPath, rotation: PropertyPath?, at start: Double, pointer: String,
                           curve: (PathCurve.Component) -> Curve) -> [(track: Int, component: PathCurve.Component)] {
+        guard writable(output, at: pointer + "/output"), rotation.map({ writable($0, at: pointer + "/rotation") }) ?? true else { return [] }
         var result: [(track: Int, component: PathCurve.Component)] = []
         var leaves: [(relative: [String], track: Int)] = []
         var point = JSONObject()
@@ -139,9 +140,12 @@ struct TrackBuilder {
     /// decay without `to`, whose end is not known from the values).
     mutating func resolve(path: PropertyPath, pointer: String, from: JSON?, to: JSON, at start: Double, keepAll: Bool = false) -> [Leaf]? {
         if let component = colourComponent(path) {
+            // A component is written as part of its colour.
+            guard writable(component.colour, at: pointer + "/path") else { return nil }
             return resolveColourComponent(path: path, colourPath: component.colour, component: component.name,
                                           pointer: pointer, from: from, to: to, at: start)
         }
+        guard writable(path, at: pointer + "/path") else { return nil }
         if case .string = to { return resolveColour(path: path, pointer: pointer, from: from, to: to, at: start) }
         if case .string = from { return resolveColour(path: path, pointer: pointer, from: from, to: to, at: start) }
 
@@ -163,6 +167,10 @@ struct TrackBuilder {
                     let found = path.lookup(in: target)
                     let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
                     diagnostics.invalid(pointer + "/path", "no value at '\(leafPath)' in target, and no 'from'\(detail)")
+                    return nil
+                }
+                guard abs(value) <= ObjectReader.maximumMagnitude else {
+                    diagnostics.invalid(pointer + "/path", "the value at '\(leafPath)' (\(format(value))) is outside ±1e15")
                     return nil
                 }
                 fromValues.append(value)
@@ -266,6 +274,16 @@ struct TrackBuilder {
             return nil
         }
         return colour
+    }
+
+    /// Whether `path` can be written into `target` (for `final`); reports why not.
+    func writable(_ path: PropertyPath, at pointer: String) -> Bool {
+        guard let (prefix, value) = path.blockingPrefix(in: target) else { return true }
+        let place = prefix.segments.isEmpty ? "the target" : "'\(prefix)'"
+        let what: String
+        if case .array(let items) = value { what = "an array of \(items.count)" } else { what = value.typeDescription }
+        diagnostics.invalid(pointer, "'\(path)' cannot be written into target: \(place) holds \(what)")
+        return false
     }
 
     /// Whether `path` names a component of a colour (`tint.alpha` where `tint` is a colour).

@@ -1,0 +1,57 @@
+import XCTest
+@testable import MotionEngine
+
+/// Inputs that would make samples non-finite or the schedule meaningless are 422s that say
+/// which bound was crossed, never `null` samples or silent omissions.
+final class InputBoundsTests: XCTestCase {
+    func expectInvalid(_ document: String, at pointer: String, mentioning text: String, file: StaticString = #filePath, line: UInt = #line) {
+        let error = problems(document, file: file, line: line)
+        XCTAssertEqual(error.status, 422, "\(error.problems)", file: file, line: line)
+        XCTAssertEqual(error.problems.first?.pointer, pointer, "\(error.problems)", file: file, line: line)
+        XCTAssertTrue(error.problems.first?.message.contains(text) ?? false, "\(error.problems)", file: file, line: line)
+    }
+
+    func testValuesAndVelocitiesAreBounded() {
+        expectInvalid(#"{"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":-1e308,"to":1e308}]}}"#,
+                      at: "/motion/properties/0/from", mentioning: "±1e15")
+        expectInvalid(#"{"target":{"x":1e300},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":0}]}}"#,
+                      at: "/motion/properties/0/path", mentioning: "outside ±1e15")
+        expectInvalid(#"{"target":{"x":0},"motion":{"type":"physics","velocity":1e300,"friction":0.5,"properties":[{"path":"x"}]}}"#,
+                      at: "/motion/velocity", mentioning: "±1e15")
+    }
+
+    func testWildEasingsAreRejected() {
+        for easing in [#"{"type":"elastic.out","period":5e-324}"#, #"{"type":"back.in","overshoot":1e308}"#, #""cubic-bezier(0, 1e300, 1, 1)""#] {
+            expectInvalid(#"{"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":\#(easing),"properties":[{"path":"x","to":1}]}}"#,
+                          at: "/motion/easing", mentioning: "milder parameters")
+        }
+        XCTAssertNoThrow(try compile(#"{"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":{"type":"back.in","overshoot":3},"properties":[{"path":"x","to":1}]}}"#))
+    }
+
+    func testTimesAreBounded() {
+        expectInvalid(#"{"target":{"x":0},"motion":{"type":"tween","delay":1e308,"duration":1e308,"properties":[{"path":"x","to":1}]}}"#,
+                      at: "/motion/delay", mentioning: "at most 1e9 seconds")
+        expectInvalid(#"{"target":{"x":0},"window":{"start":0,"end":1e10},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#,
+                      at: "/window/end", mentioning: "at most 1e9 seconds")
+    }
+
+    func testFrictionHasAFloor() {
+        expectInvalid(#"{"target":{"x":0},"motion":{"type":"physics","velocity":1,"friction":1e-300,"properties":[{"path":"x"}]}}"#,
+                      at: "/motion/friction", mentioning: "1e-9")
+    }
+
+    func testPathsThatCannotBeWrittenIntoTheTarget() {
+        expectInvalid(#"{"target":{"a":5},"motion":{"type":"tween","duration":1,"properties":[{"path":"a.b","from":0,"to":1}]}}"#,
+                      at: "/motion/properties/0/path", mentioning: "'a' holds a number")
+        expectInvalid(#"{"target":{"layers":[1,2]},"motion":{"type":"tween","duration":1,"properties":[{"path":"layers.5.o","from":0,"to":1}]}}"#,
+                      at: "/motion/properties/0/path", mentioning: "an array of 2")
+        expectInvalid(#"{"target":{"dot":"x"},"motion":{"type":"path","path":"M0 0 L1 0","duration":1,"output":"dot.p"}}"#,
+                      at: "/motion/output", mentioning: "'dot' holds a string")
+    }
+
+    func testTimingConflictIsOnlyThe422() {
+        let error = problems(#"{"target":{"x":0},"motion":{"type":"tween","easing":"linear","timing":{"duration":1},"properties":[{"path":"x","to":1}]}}"#)
+        XCTAssertEqual(error.status, 422)
+        XCTAssertEqual(error.problems.map(\.pointer), ["/motion/timing"])
+    }
+}
