@@ -17,7 +17,7 @@ run: release
 test: deps deps-python
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint-docker test-api
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --disable-swift-testing
 
 deps:
 	@scripts/install-deps.sh
@@ -36,7 +36,7 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product motion-server
 
 test-swift: deps
-	$(SWIFT) test
+	$(SWIFT) test --disable-swift-testing
 
 ## schemathesis against a live debug server, using openapi.yaml.
 test-api: deps-python
