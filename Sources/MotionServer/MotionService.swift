@@ -12,6 +12,9 @@ final class ServiceState: @unchecked Sendable {
 }
 
 /// The running service: daemon, pacer and streams, from start-up to a drained exit.
+///
+/// Each connection needs a descriptor; the usual soft limit of 1024 would refuse clients long
+/// before `--max-connections`, so start-up raises it toward the hard limit.
 final class MotionService {
     let configuration: ServerConfiguration
     let logger: Logger
@@ -40,6 +43,7 @@ final class MotionService {
         sigaddset(&stopSignals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
+        raiseDescriptorLimit()
         let handlers = Handlers(configuration: configuration, state: state, streams: streams, sessions: sessions, metrics: metrics)
         let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, metrics: metrics, logger: logger)
         pacer.start()
@@ -67,5 +71,19 @@ final class MotionService {
         pacer.stop()
         sessions.stopJanitor()
         logger.info("stopped")
+    }
+
+    /// Raises the soft descriptor limit to cover `maxConnections` plus some for the process
+    /// itself, as far as the hard limit allows.
+    private func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(configuration.maxConnections) + 256
+        guard limit.rlim_cur < wanted else { return }
+        let raised = min(wanted, limit.rlim_max)
+        limit.rlim_cur = raised
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 || raised < wanted {
+            logger.warning("descriptor limit below max-connections", metadata: ["limit": "\(raised)", "max-connections": "\(configuration.maxConnections)"])
+        }
     }
 }

@@ -54,4 +54,25 @@ final class InputBoundsTests: XCTestCase {
         XCTAssertEqual(error.status, 422)
         XCTAssertEqual(error.problems.map(\.pointer), ["/motion/timing"])
     }
+
+    func testSpecBezierCurvesAreTamedToo() {
+        expectInvalid(#"{"target":{"x":0},"motion":{"type":"tween","timing":{"duration":1,"curve":{"type":"bezier","controlPoints":[0.5,1e300,0.5,-1e300]}},"properties":[{"path":"x","to":1}]}}"#,
+                      at: "/motion/timing/curve/controlPoints", mentioning: "milder control points")
+    }
+
+    func testRetargetTargetsAreBounded() throws {
+        let timeline = try compile(#"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#)
+        XCTAssertThrowsError(try timeline.retargeting("x", to: .number(1e100), at: 0.5)) { error in
+            XCTAssertEqual((error as? RetargetError)?.kind, .invalid)
+        }
+    }
+
+    func testBoundsApplyToDynamicNodes() throws {
+        let spring = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"spring","response":0.5,"dampingRatio":0.3,"properties":[{"path":"x","to":1,"bounds":{"min":0,"max":0.5,"mode":"clamp"}}]}}"#)
+        XCTAssertEqual(spring.values(of: "x").max(), 0.5)
+        let physics = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"physics","velocity":100,"friction":0.5,"properties":[{"path":"x","bounds":{"min":0,"max":100,"mode":"rubberband"}}]}}"#)
+        let last = try XCTUnwrap(physics.values(of: "x").last)
+        XCTAssertGreaterThan(last, 100)
+        XCTAssertLessThan(last, 140, "rubber-banded, not the raw travel of about 143")
+    }
 }

@@ -89,7 +89,12 @@ public struct MotionSpec: Sendable {
                 diagnostics.invalid(JSONPointer.appending(reader.pointer("controlPoints"), index), "x control points must be between 0 and 1, not \(format(numbers[index]))")
                 return nil
             }
-            return .bezier(CubicBezier(x1: numbers[0], y1: numbers[1], x2: numbers[2], y2: numbers[3]))
+            let bezier = CubicBezier(x1: numbers[0], y1: numbers[1], x2: numbers[2], y2: numbers[3])
+            guard Easing.cubicBezier(bezier).isTame else {
+                diagnostics.invalid(reader.pointer("controlPoints"), "this curve leaves ±1e6 or is not finite for some progress; use milder control points")
+                return nil
+            }
+            return .bezier(bezier)
         case "spring":
             let mass = reader.number("mass", required: true)
             let tension = reader.number("tension", required: true)

@@ -22,6 +22,9 @@ extension Timeline {
     public func retargeting(_ path: String, to value: JSON, at t: Double,
                             spring parameters: SpringParameters = Timeline.defaultRetargetSpring) throws(RetargetError) -> Timeline {
         let leaves = try retargetLeaves(path, value)
+        if let (leaf, target) = leaves.first(where: { abs($0.1) > ObjectReader.maximumMagnitude }) {
+            throw RetargetError(kind: .invalid, message: "the target for '\(leaf)' (\(format(target))) is outside ±1e15")
+        }
         var updated = tracks
         var kernels: [(index: Int, kernel: SpringKernel)] = []
         for (trackPath, target) in leaves {

@@ -242,6 +242,8 @@ final class Scheduler {
         var forward: DynamicCurve.Kernel
         var reverse: DynamicCurve.Kernel
         var contacts: (forward: [Double], reverse: [Double]) = ([], [])
+        /// The property's `bounds`, or a spring's `clamp`.
+        var bounds: Bounds?
     }
 
     private func playDynamic(_ node: MotionNode, at t: Double, play: Play, finish: @escaping (Double) -> Void) {
@@ -257,7 +259,7 @@ final class Scheduler {
                 if timing.reverses { legs.append(DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)) }
                 let curve = DynamicCurve(legs: legs, repetition: timing.repetition, repeatDelay: timing.repeatDelay)
                 var itemBlending = blending
-                if let bounds = dynamicBounds(node, item.leaf) { itemBlending.bounds = bounds }
+                itemBlending.bounds = item.bounds
                 builder.append(.dynamic(curve), to: item.leaf, at: start, itemBlending)
                 let home = DynamicCurve(legs: [DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)])
                 play.homeward.append((item.leaf.track, .dynamic(home), reverseLength, itemBlending))
@@ -365,13 +367,6 @@ final class Scheduler {
         }
     }
 
-    private func dynamicBounds(_ node: MotionNode, _ leaf: TrackBuilder.Leaf) -> Bounds? {
-        if case .spring(let spring) = node, let clamp = spring.clamp {
-            return Bounds(min: clamp.lowerBound, max: clamp.upperBound, mode: .clamp)
-        }
-        return nil
-    }
-
     /// Resolves a dynamic node's properties at its start and builds the kernels of every
     /// leaf; the legs last until the slowest leaf rests.
     private func resolveDynamic(_ node: MotionNode, at start: Double)
@@ -388,7 +383,16 @@ final class Scheduler {
         var leaves: [DynamicLeaf] = []
         var springs: [(kernel: SpringKernel, reverse: SpringKernel, crossing: Double?, leafIndex: Int)] = []
         var forwardLength = 0.0, reverseLength = 0.0
+        var clamp: Bounds?
+        if case .spring(let spring) = node, let range = spring.clamp {
+            clamp = Bounds(min: range.lowerBound, max: range.upperBound, mode: .clamp)
+        }
         for property in properties {
+            let firstLeaf = leaves.count
+            defer {
+                // A property's own bounds win over a spring's clamp.
+                for index in firstLeaf..<leaves.count { leaves[index].bounds = property.bounds ?? clamp }
+            }
             let shape = property.to ?? property.from ?? property.path.lookup(in: builder.target) ?? .number(0)
             guard let resolved = builder.resolve(path: property.path, pointer: property.pointer, from: property.from,
                                                  to: shape, at: start, keepAll: property.to == nil) else { return nil }
