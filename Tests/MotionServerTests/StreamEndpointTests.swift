@@ -3,19 +3,7 @@ import XCTest
 
 /// `POST /v1/streams` (API §5): NDJSON and SSE over chunked responses, pacing, rejection
 /// before the stream starts, and clients that go away.
-final class StreamEndpointTests: ServerTestCase {
-    private var server: TestServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        server = try startServer()
-    }
-
-    override func tearDown() {
-        server = nil
-        super.tearDown()
-    }
-
+final class StreamEndpointTests: DefaultServerTestCase {
     /// Repeats and reverses, so events fall in the middle of the stream.
     private static let pulse = """
         {"fps": 10, "target": {"frame": {"x": 20, "y": 50, "width": 50, "height": 50}, "opacity": 1},

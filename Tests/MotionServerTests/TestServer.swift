@@ -336,3 +336,18 @@ class ServerTestCase: XCTestCase {
         XCTAssertTrue(server.isRunning, "the server process is gone\n\(server.output)", file: file, line: line)
     }
 }
+
+/// A test case whose every test gets a server started with the default options.
+class DefaultServerTestCase: ServerTestCase {
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        server = try startServer()
+    }
+
+    override func tearDown() {
+        server = nil
+        super.tearDown()
+    }
+}

@@ -2,19 +2,7 @@ import Foundation
 import XCTest
 
 /// `POST /v1/timelines` against the real server (API §4, SEMANTICS §1 and §2).
-final class TimelineEndpointTests: ServerTestCase {
-    private var server: TestServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        server = try startServer()
-    }
-
-    override func tearDown() {
-        server = nil
-        super.tearDown()
-    }
-
+final class TimelineEndpointTests: DefaultServerTestCase {
     private func trackValues(_ body: JSONValue, _ path: String, file: StaticString = #filePath, line: UInt = #line) -> [Double] {
         let track = body["tracks"]?.array?.first { $0["path"]?.string == path }
         guard let values = track?["values"]?.doubles else {
