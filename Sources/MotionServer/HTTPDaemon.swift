@@ -167,7 +167,7 @@ final class HTTPDaemon: @unchecked Sendable {
             stream = frames
             let binding = StreamBinding(stream: frames, pacer: pacer)
             let cls = Unmanaged.passRetained(binding).toOpaque()
-            mhdResponse = MHD_create_response_from_callback(cmhd_size_unknown(), 16 * 1024, streamReader, cls, streamFreed)
+            mhdResponse = MHD_create_response_from_callback(cmhd_size_unknown(), 4 * 1024, streamReader, cls, streamFreed)
             if mhdResponse == nil { Unmanaged<StreamBinding>.fromOpaque(cls).release() }
         }
         guard let mhdResponse else {

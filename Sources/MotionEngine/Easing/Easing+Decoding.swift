@@ -38,12 +38,26 @@ extension Easing {
     /// then stays finite.
     public static let maximumMagnitude = 1e6  // messages say "±1e6"
 
-    /// Whether E(u) is finite and within ±`maximumMagnitude` on a fine grid of progress
-    /// values (extreme parameters such as `period: 5e-324` or `overshoot: 1e308` are not).
+    /// Whether E(u) stays finite and within ±`maximumMagnitude` (extreme parameters such as
+    /// `period: 5e-324` or `overshoot: 1e308` do not). Fixed curves are tame by construction;
+    /// a Bézier stays inside its control points' hull and `linear()` between its points; the
+    /// other parameterised curves are checked on a grid of 1,025 progress values, once per
+    /// document (this runs at decode time, not per sample).
     var isTame: Bool {
-        (0...1024).allSatisfy { index in
-            let value = self(Double(index) / 1024)
-            return value.isFinite && abs(value) <= Self.maximumMagnitude
+        switch self {
+        case .linear, .penner, .steps:
+            return true
+        case .cubicBezier(let bezier):
+            return max(abs(bezier.y1), abs(bezier.y2), 1) <= Self.maximumMagnitude
+        case .piecewiseLinear(let curve):
+            // Extremes of a piecewise-linear curve on [0, 1] lie at its points or at the ends
+            // (where CSS extends the outer segments).
+            return (curve.points.map(\.y) + [self(0), self(1)]).allSatisfy { $0.isFinite && abs($0) <= Self.maximumMagnitude }
+        case .back, .elastic, .spring:
+            return (0...1024).allSatisfy { index in
+                let value = self(Double(index) / 1024)
+                return value.isFinite && abs(value) <= Self.maximumMagnitude
+            }
         }
     }
 

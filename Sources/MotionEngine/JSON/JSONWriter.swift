@@ -113,3 +113,4 @@ extension JSON {
         return writer.bytes
     }
 }
+

@@ -1,7 +1,10 @@
 /// A scalar function of local time: what one motion contributes to one track.
 ///
-/// Kernels are pure values; `value(at:)` takes seconds since the motion's start.
-public enum Curve: Sendable {
+/// Kernels are pure values; `value(at:)` takes seconds since the motion's start. The enum is
+/// `indirect` so that a track segment is a pointer, not a copy of the whole kernel: sampling
+/// copies segments, and inline payloads of several hundred bytes cost about a third of the
+/// sampling time (Benchmarks/RESULTS.md, timeline throughput).
+public indirect enum Curve: Sendable {
     case tween(TweenCurve)
     case dynamic(DynamicCurve)
     case path(PathCurve)
