@@ -1,19 +1,10 @@
 #!/usr/bin/env bash
-# Installs the system packages the build needs, when they are missing (Debian/Ubuntu).
+# Installs the system packages the build and the tests need, when they are missing
+# (Debian/Ubuntu): libmicrohttpd's headers, pkg-config, Python's venv for the API tools.
 set -euo pipefail
 
 missing=()
 pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "installing: ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "need root (or sudo) to apt-get install ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+[ ${#missing[@]} -eq 0 ] || "$(dirname "$0")/apt-install.sh" "${missing[@]}"
