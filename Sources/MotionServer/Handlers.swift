@@ -271,6 +271,7 @@ struct Handlers: Sendable {
 
     /// `application/json` or `application/<something>+json`, parameters (charset) ignored.
     static func isJSON(_ contentType: String) -> Bool {
+        if contentType == "application/json" { return true }
         let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }

@@ -85,9 +85,11 @@ public struct JSONObject: Sendable, Equatable {
 public enum JSONPointer {
     /// Appends one reference token, escaping `~` and `/`.
     public static func appending(_ pointer: String, _ token: String) -> String {
-        var escaped = token
-        if escaped.contains("~") { escaped = escaped.replacingOccurrences(of: "~", with: "~0") }
-        if escaped.contains("/") { escaped = escaped.replacingOccurrences(of: "/", with: "~1") }
+        // Field names almost never need escaping; a byte scan avoids Foundation on every read.
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+            return pointer + "/" + token
+        }
+        let escaped = token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
         return pointer + "/" + escaped
     }
 
