@@ -75,4 +75,21 @@ final class InputBoundsTests: XCTestCase {
         XCTAssertGreaterThan(last, 100)
         XCTAssertLessThan(last, 140, "rubber-banded, not the raw travel of about 143")
     }
+
+    func testMissingPathsAreReportedWithStructuralProblems() {
+        let error = problems(#"{"fps":"x","target":{"a":0},"motion":{"type":"group","children":[{"type":"tween","duration":1,"properties":[{"path":"frame.q","to":1}]},{"type":"tween","duration":-1,"properties":[{"path":"a","to":1}]}]}}"#)
+        XCTAssertEqual(error.status, 400)
+        XCTAssertEqual(Set(error.problems.map(\.pointer)), ["/fps", "/motion/children/0/properties/0/path", "/motion/children/1/duration"])
+    }
+
+    func testPathsProvidedByOtherMotionsAreNotReported() throws {
+        // An explicit `from` elsewhere, a path node's output and a colour component all provide a start.
+        _ = try compile(##"""
+        {"target":{"tint":"#336699"},"motion":{"type":"sequence","steps":[
+          {"type":"tween","duration":1,"properties":[{"path":"frame","from":{"x":0},"to":{"x":1}}]},
+          {"type":"tween","duration":1,"properties":[{"path":"frame.x","to":2}]},
+          {"type":"path","path":"M0 0 L1 0","duration":1,"output":"dot"},
+          {"type":"tween","duration":1,"properties":[{"path":"dot.y","to":3},{"path":"tint.alpha","to":0}]}]}}
+        """##)
+    }
 }

@@ -83,6 +83,7 @@ public struct DocumentDecoder: Sendable {
         var motion: MotionNode?
         if let value = root.value("motion", required: true) {
             motion = decodeNode(value, at: "/motion", depth: 0, &context, diagnostics)
+            ImplicitStartCheck.run(motion: value, target: target, diagnostics)
         }
         root.finish()
 

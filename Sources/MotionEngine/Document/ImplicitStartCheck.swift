@@ -1,0 +1,77 @@
+/// Finds properties whose start value can come from nowhere, while the document is decoded,
+/// so that they are reported together with every other problem (API §7).
+///
+/// It works on the raw JSON, so nodes with other problems still take part, and it is
+/// conservative: a property without `from` is reported only when its path is missing from
+/// `target` and no motion anywhere in the document could provide it (an explicit `from` on
+/// the same path, a prefix or an extension of it, a path node's output or rotation, or a
+/// colour it is a component of). Everything subtler is left to the compiler, which resolves
+/// start values in time order.
+enum ImplicitStartCheck {
+    private struct Candidate {
+        var pointer: String
+        var path: PropertyPath
+        var to: JSON?
+    }
+
+    static func run(motion: JSON, target: JSONObject, _ diagnostics: Diagnostics) {
+        var providers: [PropertyPath] = []
+        var candidates: [Candidate] = []
+        collect(motion, at: "/motion", &providers, &candidates)
+        for candidate in candidates {
+            if let missing = missingLeaf(candidate, target: target, providers: providers) {
+                diagnostics.invalid(candidate.pointer + "/path", "no value at '\(missing)' in target, and no 'from'")
+            }
+        }
+    }
+
+    private static func collect(_ node: JSON, at pointer: String, _ providers: inout [PropertyPath], _ candidates: inout [Candidate]) {
+        guard case .object(let object) = node else { return }
+        let type = object["type"]?.stringValue
+        if type == "path" || type == "pathPhysics" {
+            providers.append(object["output"]?.stringValue.flatMap(PropertyPath.init) ?? PropertyPath("position")!)
+            if let rotation = object["rotation"]?.stringValue.flatMap(PropertyPath.init) { providers.append(rotation) }
+        }
+        for (index, item) in (object["properties"]?.arrayValue ?? []).enumerated() {
+            guard case .object(let property) = item, let path = property["path"]?.stringValue.flatMap(PropertyPath.init) else { continue }
+            if property["from"] != nil {
+                providers.append(path)
+            } else {
+                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: property["to"]))
+            }
+        }
+        for key in ["children", "steps"] {
+            for (index, child) in (object[key]?.arrayValue ?? []).enumerated() {
+                collect(child, at: JSONPointer.appending(pointer + "/" + key, index), &providers, &candidates)
+            }
+        }
+    }
+
+    /// The first leaf of the candidate that nothing can provide, if any.
+    private static func missingLeaf(_ candidate: Candidate, target: JSONObject, providers: [PropertyPath]) -> PropertyPath? {
+        let path = candidate.path
+        if providers.contains(where: { overlaps($0, path) }) { return nil }
+        if path.lookup(in: target) != nil { return nil }
+        // A component of a colour (`tint.alpha`).
+        if path.segments.count >= 2, let last = path.segments.last, Colour.components.contains(last),
+           case .string? = PropertyPath(segments: Array(path.segments.dropLast())).lookup(in: target) {
+            return nil
+        }
+        switch candidate.to {
+        case .object?, .array?:
+            for leaf in ValueShape.leaves(of: candidate.to!) {
+                let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+                if leafPath.lookup(in: target) == nil { return leafPath }
+            }
+            return nil
+        default:
+            return path
+        }
+    }
+
+    /// Whether one path is the other, or contains it.
+    private static func overlaps(_ a: PropertyPath, _ b: PropertyPath) -> Bool {
+        let n = min(a.segments.count, b.segments.count)
+        return a.segments.prefix(n) == b.segments.prefix(n)
+    }
+}
