@@ -38,10 +38,6 @@ struct HTTPResponse: Sendable {
     static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
     }
-
-    static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(text.utf8))
-    }
 }
 
 /// An RFC 9457 problem (API §7).

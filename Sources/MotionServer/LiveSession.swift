@@ -29,7 +29,6 @@ final class LiveSession: @unchecked Sendable {
         var queued: [[UInt8]] = []
         /// Send a frame at the current time next (after joining, a seek or a retarget).
         var frameNow = true
-        var ended = false
     }
 
     init(id: String, timeline: Timeline, speed: Double, wall: Double, maxBacklogFrames: Int) {
@@ -94,14 +93,6 @@ final class LiveSession: @unchecked Sendable {
             w.number(track.value(at: time))
         }
         w.byte(UInt8(ascii: "}"))
-    }
-
-    /// Whether the session has ended (stopped or completed) by `wall`.
-    func isFinished(atWall wall: Double) -> Bool {
-        lock.withLock {
-            let state = clock.state(atWall: wall)
-            return state == .stopped || state == .completed
-        }
     }
 
     /// Seconds the session has gone unwatched at `wall` (0 while watched).
@@ -252,11 +243,8 @@ final class LiveSession: @unchecked Sendable {
                 state.lastTime = now
             } else if let last = state.lastTime, last != now {
                 // Grid samples crossed since the last frame, in the direction of travel.
-                var due = gridTimes(from: last, to: now)
-                if due.count > maxBacklogFrames {
-                    dropped = due.count - maxBacklogFrames
-                    due.removeFirst(dropped)
-                }
+                let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
+                dropped = skipped
                 for t in due {
                     writeFrame(at: t, format: format, into: &bytes)
                     if t > last { writeEvents(after: last, through: t, format: format, into: &bytes) }
@@ -278,7 +266,6 @@ final class LiveSession: @unchecked Sendable {
                 if draining && !deleted && !finished { w.raw(",\"interrupted\":\"shutdown\"") }
                 w.raw("}")
                 line(format, "end", w.bytes, into: &bytes)
-                state.ended = true
                 return (true, sent, dropped, nil)
             }
             let next = nextGridTime(after: now)
@@ -288,31 +275,35 @@ final class LiveSession: @unchecked Sendable {
     }
 
     /// Sample times strictly after `from` up to and including `to` (or down to, reversing),
-    /// on the grid `start + k/fps`, plus the window's ends when reached.
-    private func gridTimes(from: Double, to: Double) -> [Double] {
+    /// on the grid `start + k/fps`, plus the window's end when reached — at most `limit` of
+    /// them, the latest ones, with the number of earlier ones skipped. The grid indexes are
+    /// computed, not walked, so a reader far behind costs no more than one that is not.
+    private func gridTimes(from: Double, to: Double, limit: Int) -> (times: [Double], skipped: Int) {
         let start = timeline.window.start, end = timeline.window.end, fps = timeline.fps
-        var times: [Double] = []
+        func t(_ k: Int) -> Double { start + Double(k) / fps }
         if to > from {
-            var k = Int(((from - start) * fps).rounded(.down)) + 1
-            while true {
-                let t = start + Double(k) / fps
-                if t > to + timeEpsilon || t > end - 1e-6 { break }
-                if t > from + timeEpsilon { times.append(t) }
-                k += 1
-                if times.count > maxBacklogFrames * 4 { times.removeFirst(times.count - maxBacklogFrames) }
-            }
-            if to >= end, from < end { times.append(end) }
-        } else {
-            var k = Int(((from - start) * fps).rounded(.up)) - 1
-            while k >= 0 {
-                let t = start + Double(k) / fps
-                if t < to - timeEpsilon { break }
-                if t < from - timeEpsilon { times.append(t) }
-                k -= 1
-                if times.count > maxBacklogFrames * 4 { times.removeFirst(times.count - maxBacklogFrames) }
-            }
+            // First index after `from`, last index at or before `to` (and before the end).
+            var first = Int(((from - start) * fps).rounded(.down)) + 1
+            while t(first) <= from + timeEpsilon { first += 1 }
+            var last = Int(((min(to, end) - start) * fps).rounded(.down)) + 1
+            while last >= first, t(last) > to + timeEpsilon || t(last) > end - 1e-6 { last -= 1 }
+            let reachesEnd = to >= end && from < end
+            let count = max(0, last - first + 1) + (reachesEnd ? 1 : 0)
+            let skipped = max(0, count - limit)
+            first += skipped
+            var times = first <= last ? (first...last).map(t) : []
+            if reachesEnd { times.append(end) }
+            return (times, skipped)
         }
-        return times
+        // Reversing: first index before `from`, last index at or after `to`, counting down.
+        var first = Int(((from - start) * fps).rounded(.up)) - 1
+        while first >= 0, t(first) >= from - timeEpsilon { first -= 1 }
+        var last = max(0, Int(((to - start) * fps).rounded(.up)) - 1)
+        while t(last) < to - timeEpsilon { last += 1 }
+        let count = max(0, first - last + 1)
+        let skipped = max(0, count - limit)
+        first -= skipped
+        return (first >= last ? stride(from: first, through: last, by: -1).map(t) : [], skipped)
     }
 
     /// The next grid time after `now` in the direction of travel.
