@@ -86,13 +86,9 @@ final class LiveSession: @unchecked Sendable {
     }
 
     private func writeValues(at time: Double, into w: inout JSONWriter) {
-        w.byte(UInt8(ascii: "{"))
-        for (index, track) in timeline.tracks.enumerated() {
-            if index > 0 { w.byte(UInt8(ascii: ",")) }
-            w.key(track.path)
-            w.number(track.value(at: time))
-        }
-        w.byte(UInt8(ascii: "}"))
+        var values: [Double] = []
+        timeline.sample(at: time, into: &values)
+        TimelineEncoder.writeTrackValues(timeline, values, into: &w)
     }
 
     /// Seconds the session has gone unwatched at `wall` (0 while watched).

@@ -68,7 +68,7 @@ public enum TimelineEncoder {
     }
 
     /// `{path: value}` for every track (tracks layout) at the current values.
-    static func writeTrackValues(_ timeline: Timeline, _ values: [Double], into w: inout JSONWriter) {
+    public static func writeTrackValues(_ timeline: Timeline, _ values: [Double], into w: inout JSONWriter) {
         w.byte(UInt8(ascii: "{"))
         for (index, track) in timeline.tracks.enumerated() {
             if index > 0 { w.byte(UInt8(ascii: ",")) }
