@@ -17,7 +17,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
-# The whole repository (filtered by .dockerignore), so that Sources/MotionServer/openapi.yaml
+# The whole repository (filtered by .dockerignore), so that Sources/MotionHTTP/openapi.yaml
 # stays a link to ./openapi.yaml, which the build embeds into the binary.
 COPY . .
 

@@ -19,8 +19,9 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .target(name: "MotionEngine"),
-        .executableTarget(
-            name: "MotionServer",
+        // The HTTP service: everything but `main`, so that fuzz targets can link it.
+        .target(
+            name: "MotionHTTP",
             dependencies: [
                 "MotionEngine",
                 "CMicroHTTPD",
@@ -31,6 +32,7 @@ let package = Package(
             // openapi.yaml is a link to the repository's copy, compiled into the binary.
             resources: [.embedInCode("openapi.yaml")]
         ),
+        .executableTarget(name: "MotionServer", dependencies: ["MotionHTTP"]),
         .testTarget(name: "MotionEngineTests", dependencies: ["MotionEngine"]),
         .testTarget(name: "MotionServerTests", dependencies: ["MotionEngine"]),
     ]

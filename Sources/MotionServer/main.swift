@@ -1,2 +1,5 @@
-// The whole program is one command; see ServerCommand.swift.
-ServerCommand.main()
+// The program is one command (MotionHTTP's ServerCommand); the service itself lives in the
+// MotionHTTP library so that the fuzz targets and benchmarks can link it.
+import MotionHTTP
+
+runMotionServer()

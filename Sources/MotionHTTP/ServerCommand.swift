@@ -118,3 +118,8 @@ struct ServerCommand: ParsableCommand {
         logLevel ?? ProcessInfo.processInfo.environment["MOTION_LOG_LEVEL"] ?? "info"
     }
 }
+
+/// The entry point of `motion-server`: parses the command line and runs until a signal.
+public func runMotionServer() {
+    ServerCommand.main()
+}
