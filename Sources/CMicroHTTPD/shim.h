@@ -7,25 +7,43 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <microhttpd.h>
 
+/// The URI logger's signature (libmicrohttpd declares it only inside a variadic option).
+typedef void *(*cmhd_uri_logger)(void *cls, const char *uri, struct MHD_Connection *connection);
+
 /// MHD_start_daemon with the options MotionServer uses (all non-variadic arguments).
+/// `uri_logger` sees each request line's target before it is decoded; `notify` sees each
+/// connection open and close; `per_address_limit` 0 means no per-address limit.
 static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port,
         const struct sockaddr *bind_address,
         MHD_AccessHandlerCallback handler, void *handler_cls,
         MHD_RequestCompletedCallback completed, void *completed_cls,
+        cmhd_uri_logger uri_logger, MHD_NotifyConnectionCallback notify, void *cls,
         unsigned int thread_pool_size, unsigned int connection_timeout,
-        unsigned int connection_limit, size_t connection_memory_limit,
-        unsigned int listen_backlog) {
+        unsigned int connection_limit, unsigned int per_address_limit,
+        size_t connection_memory_limit, unsigned int listen_backlog) {
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
         MHD_OPTION_SOCK_ADDR, bind_address,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_URI_LOG_CALLBACK, uri_logger, cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, cls,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
         MHD_OPTION_END);
+}
+
+/// The per-connection pointer set in the connection notifier, or NULL.
+static inline void *cmhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
 }
 
 /// The port the daemon listens on (after binding port 0).
@@ -38,6 +56,16 @@ static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
 static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info ? info->connect_fd : -1;
+}
+
+/// Whether a connection notification is the opening one (the enum imports awkwardly).
+static inline int cmhd_notify_is_start(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+/// Lowers the calling thread's scheduling priority by `increment` (Linux per-thread nice).
+static inline int cmhd_nice_this_thread(int increment) {
+    return setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), increment);
 }
 
 static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }

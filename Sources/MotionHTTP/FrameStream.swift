@@ -51,6 +51,9 @@ final class FrameStream: PacedStream, @unchecked Sendable {
         guard let t, let start = startNanos else { return nil }
         if speed == 0 { return start }
         let offsetSeconds = max(0, (t - encoder.timeline.window.start) / speed)
+        // Centuries away at a tiny speed: capped (the pacer wakes in steps anyway); a NaN
+        // offset cannot occur for finite times, but must not trap if it did.
+        guard offsetSeconds.isFinite else { return start + 9_000_000_000_000_000_000 }
         return start + UInt64(min(offsetSeconds * 1e9, 9e18))
     }
 }

@@ -5,27 +5,49 @@ import Logging
 /// The libmicrohttpd adapter: every unsafe pointer and C callback of the server lives here.
 ///
 /// One daemon with an internal epoll thread and a worker pool; suspend/resume on for
-/// streams. A request's body is collected (bounded by `maxBodyBytes`) across the access
-/// handler's calls, then the router answers on the final call, so keep-alive is kept
-/// (0.9.75 closes the connection when a response is queued on the headers-only call, which is
-/// why only rejections are queued there).
+/// streams and computations. The request head is checked on the headers-only call (framing,
+/// see `RequestHead`) and a bad one is answered there: 0.9.75 then closes the connection, so
+/// nothing after a bad head is read as another request. A request's body is collected
+/// (bounded by `maxBodyBytes`) across the access handler's calls, then the final call answers:
+/// GET, HEAD and DELETE at once on the connection thread (they are cheap), POST on the
+/// `ComputePool` while the connection is suspended, so a heavy document never holds up the
+/// connection threads.
+///
+/// Answers with a body are handed to libmicrohttpd in a buffer it frees through a callback, so
+/// the bytes held for clients that have not read their answers yet are counted and bounded
+/// (`maxHeldResponseBytes`: 503 beyond).
 final class HTTPDaemon: @unchecked Sendable {
     private let configuration: ServerConfiguration
     private let router: Router
     private let pacer: StreamPacer
     private let metrics: ServiceMetrics
     private let logger: Logger
+    private let state: ServiceState?
     private var daemon: OpaquePointer?
+    let compute: ComputePool
+    let connectionGuard: ConnectionGuard
+    private let counters = HTTPDaemonCounters()
+
+    /// Requests accepted and not yet answered to the end (streams included).
+    var requestsInFlight: Int { counters.lock.withLock { counters.inFlight } }
+    /// Bytes of queued answers that clients have not read yet.
+    var heldResponseBytes: Int { counters.lock.withLock { counters.heldBytes } }
 
     /// The bound port, known once `start()` returns.
     private(set) var port: UInt16 = 0
 
-    init(configuration: ServerConfiguration, router: Router, pacer: StreamPacer, metrics: ServiceMetrics, logger: Logger) {
+    init(configuration: ServerConfiguration, router: Router, pacer: StreamPacer, metrics: ServiceMetrics, logger: Logger,
+         state: ServiceState? = nil) {
         self.configuration = configuration
         self.router = router
         self.pacer = pacer
         self.metrics = metrics
         self.logger = logger
+        self.state = state
+        self.compute = ComputePool(threads: configuration.computeThreads, maxQueued: configuration.maxQueuedComputations)
+        self.connectionGuard = ConnectionGuard(headerTimeout: configuration.headerTimeout, minBodyRate: Double(configuration.minBodyRate)) {
+            metrics.connectionCut($0)
+        }
     }
 
     struct StartError: Error, CustomStringConvertible {
@@ -38,12 +60,16 @@ final class HTTPDaemon: @unchecked Sendable {
         var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
         if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         let cls = Unmanaged.passUnretained(self).toOpaque()
+        compute.start()
+        connectionGuard.start()
         daemon = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 cmhd_start_daemon(flags, configuration.port, address,
                                   accessHandler, cls, requestCompleted, cls,
+                                  uriLogger, connectionNotifier, cls,
                                   UInt32(configuration.threads), configuration.connectionTimeout,
-                                  configuration.maxConnections, configuration.connectionMemoryBytes, 1024)
+                                  configuration.maxConnections, configuration.maxConnectionsPerAddress,
+                                  configuration.connectionMemoryBytes, 1024)
             }
         }
         guard let daemon else {
@@ -59,11 +85,15 @@ final class HTTPDaemon: @unchecked Sendable {
         if socket >= 0 { close(socket) }
     }
 
-    /// Closes every connection and joins the threads. No stream may be suspended.
+    /// Closes every connection and joins the threads. No stream may be suspended, and no
+    /// computation running (its connection is suspended): this waits for them first.
     func stop() {
         guard let daemon else { return }
+        compute.waitIdle(until: .distantFuture)
         MHD_stop_daemon(daemon)
         self.daemon = nil
+        compute.stop()
+        connectionGuard.stop()
     }
 
     /// Parses an IP literal or resolves a host name to a socket address.
@@ -86,82 +116,168 @@ final class HTTPDaemon: @unchecked Sendable {
 
     // MARK: - Request handling (called on libmicrohttpd threads)
 
-    fileprivate func handle(connection: OpaquePointer, url: String, method: String,
+    fileprivate func handle(connection: OpaquePointer, url: String, method: String, version: String,
                             uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
                             context slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
-        guard let raw = slot.pointee else {
-            // Headers only: set up the request, and reject here what must not be read.
-            let context = RequestContext(method: method, url: url)
+        let context: RequestContext
+        if let raw = slot.pointee {
+            context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        } else {
+            // No target was logged (cannot happen with the URI logger installed): start here.
+            context = RequestContext(rawTarget: url)
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
-            if let rejection = rejectEarly(connection) {
-                return answer(rejection.response, route: "rejected", context: context, on: connection)
+        }
+        if !context.headSeen {
+            // Headers only: set up the request, and answer here what must not be read.
+            context.headSeen = true
+            context.method = method
+            context.url = url
+            context.track = Self.track(connection)
+            counters.lock.withLock { counters.inFlight += 1 }
+            context.counted = true
+            let head = RequestHead(method: method, rawTarget: context.rawTarget, version: version, fields: Self.fields(connection))
+            if let problem = head.problem(maxBodyBytes: configuration.maxBodyBytes) {
+                var response = problem.response
+                response.headers.append(("Connection", "close"))
+                return answer(response, route: "rejected", context: context, on: connection)
             }
+            if let track = context.track { connectionGuard.headComplete(track, expectsBody: head.expectsBody) }
             return MHD_Result.YES
         }
-        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         let size = uploadDataSize.pointee
         if size > 0 {
-            if !context.tooLarge, let uploadData {
+            if let uploadData {
                 if context.body.count + size > configuration.maxBodyBytes {
-                    context.tooLarge = true
+                    // libmicrohttpd cannot queue an answer in the middle of a body: write the
+                    // 413 to the socket and have the connection closed, rather than read a body
+                    // that may never end.
                     context.body = []
-                } else {
-                    uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
-                        context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                    let problem = ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes)
+                    let fd = cmhd_connection_fd(connection)
+                    if fd >= 0 {
+                        let bytes = problem.rawHTTPResponse()
+                        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
                     }
+                    recordRequest(route: "rejected", method: context.method, status: 413, context: context)
+                    return MHD_Result.NO
                 }
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
+                    context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                }
+                if let track = context.track { connectionGuard.received(track, bytes: size) }
             }
             uploadDataSize.pointee = 0
             return MHD_Result.YES
         }
-        if context.tooLarge {
-            return answer(ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes).response, route: "rejected", context: context, on: connection)
+        // The final call: answer, or pick up what a computation produced.
+        if let track = context.track { connectionGuard.answering(track) }
+        if let (response, route) = context.takeComputed() {
+            return answer(response, route: route, context: context, on: connection)
         }
+        if context.computing { return MHD_Result.YES }
         let request = HTTPRequest(method: context.method, path: context.url,
                                   query: Self.queryArguments(connection),
                                   contentType: Self.header(connection, "Content-Type"),
                                   accept: Self.header(connection, "Accept"),
                                   body: context.body)
         context.body = []
-        let (response, route) = router.handle(request)
-        return answer(response, route: route, context: context, on: connection)
+        guard request.method == "POST" else {
+            let (response, route) = router.handle(request)
+            return answer(response, route: route, context: context, on: connection)
+        }
+        context.computing = true
+        MHD_suspend_connection(connection)
+        let router = self.router
+        let resumable = MHDConnection(connection)
+        let accepted = compute.submit {
+            let (response, route) = router.handle(request)
+            context.finish(response, route: route)
+            resumable.resume()
+        }
+        if !accepted {
+            MHD_resume_connection(connection)
+            context.computing = false
+            let problem = ProblemDetails.unavailable(
+                "the server is computing \(compute.threadCount) documents and \(compute.maxQueued) more are waiting (max-queued-computations); try again")
+            return answer(problem.response, route: "rejected", context: context, on: connection)
+        }
+        return MHD_Result.YES
     }
 
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         let result = queue(response, on: connection)
-        let seconds = Double(MonotonicClock.now() - context.started) / 1e9
-        metrics.recordRequest(route: route, method: context.method, status: response.status, seconds: seconds)
+        recordRequest(route: route, method: context.method, status: response.status, context: context)
         return result
     }
 
-    /// Framing problems 0.9.75 lets through, and bodies announced over the limit.
-    private func rejectEarly(_ connection: OpaquePointer) -> ProblemDetails? {
-        let framing = FramingHeaders()
-        let cls = Unmanaged.passUnretained(framing).toOpaque()
-        MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectFraming, cls)
-        if !framing.contentLengths.isEmpty, framing.chunked {
-            return .badRequest("a request must not carry both Content-Length and Transfer-Encoding: chunked")
+    private func recordRequest(route: String, method: String, status: Int, context: RequestContext) {
+        let seconds = Double(MonotonicClock.now() - context.started) / 1e9
+        metrics.recordRequest(route: route, method: method, status: status, seconds: seconds)
+    }
+
+    /// The request is over (answered, or the connection dropped).
+    fileprivate func completed(_ context: RequestContext, connection: OpaquePointer?) {
+        if context.counted {
+            counters.lock.withLock { counters.inFlight -= 1 }
+            context.counted = false
         }
-        if Set(framing.contentLengths).count > 1 {
-            return .badRequest("conflicting Content-Length headers")
-        }
-        if let text = framing.contentLengths.first {
-            guard let length = Int(text.trimmingCharacters(in: .whitespaces)), length >= 0 else {
-                return .badRequest("invalid Content-Length '\(text)'")
-            }
-            if length > configuration.maxBodyBytes { return .payloadTooLarge(limit: configuration.maxBodyBytes) }
-        }
-        return nil
+        if let track = context.track { connectionGuard.requestEnded(track) }
+    }
+
+    fileprivate func connectionOpened(_ connection: OpaquePointer, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let fd = cmhd_connection_fd(connection)
+        let track = connectionGuard.opened(fd: fd)
+        socketContext.pointee = Unmanaged.passRetained(track).toOpaque()
+    }
+
+    fileprivate func connectionClosed(_ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let raw = socketContext.pointee else { return }
+        let track = Unmanaged<ConnectionGuard.Track>.fromOpaque(raw).takeRetainedValue()
+        socketContext.pointee = nil
+        connectionGuard.closed(track)
+    }
+
+    private static func track(_ connection: OpaquePointer) -> ConnectionGuard.Track? {
+        cmhd_socket_context(connection).map { Unmanaged<ConnectionGuard.Track>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// The request's header fields, each marked when libmicrohttpd built it from an obs-folded
+    /// line: 0.9.75 parses the head in place, so a field's value follows its name and colon
+    /// (and optional whitespace) in the same buffer — except for a folded field, whose name it
+    /// reallocates elsewhere to append the continuation.
+    private static func fields(_ connection: OpaquePointer) -> [RequestHead.Field] {
+        let box = FieldBox()
+        MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, collectFields, Unmanaged.passUnretained(box).toOpaque())
+        return box.fields
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         let mhdResponse: OpaquePointer?
         var stream: PacedStream?
         switch response.body {
-        case .bytes(let body):
-            mhdResponse = body.withUnsafeBytes { bytes in
-                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+        case .bytes(var body):
+            var status = UInt32(response.status)
+            var headers = response.headers
+            let held = counters.lock.withLock { () -> Bool in
+                guard counters.heldBytes + body.count <= configuration.maxHeldResponseBytes || body.count <= Self.alwaysHeldBytes else { return false }
+                counters.heldBytes += body.count
+                return true
+            }
+            if !held {
+                let problem = ProblemDetails.unavailable(
+                    "answers not yet read by their clients hold \(configuration.maxHeldResponseBytes) bytes (max-held-response-bytes); try again")
+                body = problem.response.bodyBytes
+                status = 503
+                headers = problem.response.headers
+                counters.lock.withLock { counters.heldBytes += body.count }
+            }
+            mhdResponse = Self.makeResponse(body, counters: counters)
+            if let mhdResponse {
+                for (name, value) in headers { MHD_add_response_header(mhdResponse, name, value) }
+                let result = MHD_queue_response(connection, status, mhdResponse)
+                MHD_destroy_response(mhdResponse)
+                return result
             }
         case .stream(let frames):
             stream = frames
@@ -184,6 +300,21 @@ final class HTTPDaemon: @unchecked Sendable {
         return result
     }
 
+    /// Answers this small are always sent, whatever the held bytes (errors, health checks).
+    static let alwaysHeldBytes = 64 * 1024
+
+    /// A response owning a malloc'd copy of `body`; freeing it gives the bytes back.
+    private static func makeResponse(_ body: [UInt8], counters: HTTPDaemonCounters) -> OpaquePointer? {
+        let holder = HeldBody(count: body.count, counters: counters)
+        body.withUnsafeBytes { source in
+            if let base = source.baseAddress, source.count > 0 { holder.memory.copyMemory(from: base, byteCount: source.count) }
+        }
+        let cls = Unmanaged.passRetained(holder).toOpaque()
+        let response = MHD_create_response_from_buffer_with_free_callback_cls(body.count, holder.memory, heldBodyFreed, cls)
+        if response == nil { Unmanaged<HeldBody>.fromOpaque(cls).release() }
+        return response
+    }
+
     private static func header(_ connection: OpaquePointer, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
     }
@@ -195,24 +326,71 @@ final class HTTPDaemon: @unchecked Sendable {
     }
 }
 
-/// Per-request state kept in libmicrohttpd's `con_cls` slot.
-private final class RequestContext {
-    let method: String
-    let url: String
+/// Per-request state kept in libmicrohttpd's `con_cls` slot, made when the request line
+/// arrives (the URI logger), before anything is decoded.
+private final class RequestContext: @unchecked Sendable {
+    let rawTarget: String
+    var method = ""
+    var url = ""
+    var headSeen = false
+    var counted = false
     var body: [UInt8] = []
-    var tooLarge = false
-    /// When the headers arrived (monotonic ns), for the request duration metric.
+    var track: ConnectionGuard.Track?
+    /// A computation is under way on the pool (the connection is suspended).
+    var computing = false
+    private let lock = NSLock()
+    private var computed: (HTTPResponse, String)?
+    /// When the request line arrived (monotonic ns), for the request duration metric.
     let started = MonotonicClock.now()
 
-    init(method: String, url: String) {
-        self.method = method
-        self.url = url
+    init(rawTarget: String) {
+        self.rawTarget = rawTarget
+    }
+
+    /// Called on the pool thread before the connection is resumed.
+    func finish(_ response: HTTPResponse, route: String) {
+        lock.withLock { computed = (response, route) }
+    }
+
+    func takeComputed() -> (HTTPResponse, String)? {
+        lock.withLock {
+            defer { computed = nil }
+            if computed != nil { computing = false }
+            return computed
+        }
     }
 }
 
-private final class FramingHeaders {
-    var contentLengths: [String] = []
-    var chunked = false
+/// The copy of an answer libmicrohttpd sends from; its bytes count as held until freed.
+private final class HeldBody {
+    let memory: UnsafeMutableRawPointer
+    let count: Int
+    let counters: HTTPDaemonCounters
+
+    init(count: Int, counters: HTTPDaemonCounters) {
+        self.count = count
+        self.memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, count), alignment: 16)
+        self.counters = counters
+    }
+
+    deinit {
+        memory.deallocate()
+        counters.release(count)
+    }
+}
+
+/// Requests whose head has arrived and whose answer is not yet sent, and the bytes of
+/// queued answers not yet sent.
+private final class HTTPDaemonCounters: @unchecked Sendable {
+    let lock = NSLock()
+    var inFlight = 0
+    var heldBytes = 0
+
+    func release(_ bytes: Int) { lock.withLock { heldBytes -= bytes } }
+}
+
+private final class FieldBox {
+    var fields: [RequestHead.Field] = []
 }
 
 private final class QueryBox {
@@ -251,17 +429,41 @@ private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
 
 // MARK: - C callbacks (plain functions: no captures, state through the cls pointers)
 
-private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadDataSize, conCls in
     guard let cls, let connection, let url, let method, let uploadDataSize, let conCls else { return MHD_Result.NO }
     let daemon = Unmanaged<HTTPDaemon>.fromOpaque(cls).takeUnretainedValue()
     return daemon.handle(connection: connection, url: String(cString: url), method: String(cString: method),
+                         version: version.map { String(cString: $0) } ?? "",
                          uploadData: uploadData, uploadDataSize: uploadDataSize, context: conCls)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, _ in
-    guard let conCls, let raw = conCls.pointee else { return }
-    Unmanaged<RequestContext>.fromOpaque(raw).release()
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+    guard let cls, let conCls, let raw = conCls.pointee else { return }
+    let daemon = Unmanaged<HTTPDaemon>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
     conCls.pointee = nil
+    daemon.completed(context, connection: connection)
+}
+
+/// The request line's target, before decoding: the request's context starts here.
+private let uriLogger: cmhd_uri_logger = { _, uri, _ in
+    let context = RequestContext(rawTarget: uri.map { String(cString: $0) } ?? "")
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
+private let connectionNotifier: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+    guard let cls, let connection, let socketContext else { return }
+    let daemon = Unmanaged<HTTPDaemon>.fromOpaque(cls).takeUnretainedValue()
+    if cmhd_notify_is_start(code) != 0 {
+        daemon.connectionOpened(connection, socketContext)
+    } else {
+        daemon.connectionClosed(socketContext)
+    }
+}
+
+private let heldBodyFreed: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<HeldBody>.fromOpaque(cls).release()
 }
 
 private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
@@ -286,16 +488,26 @@ private let streamFreed: MHD_ContentReaderFreeCallback = { cls in
     binding.stream.close()
 }
 
-private let collectFraming: MHD_KeyValueIterator = { cls, _, key, value in
+private let collectFields: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return MHD_Result.YES }
-    let framing = Unmanaged<FramingHeaders>.fromOpaque(cls).takeUnretainedValue()
-    let name = String(cString: key).lowercased()
-    let text = value.map { String(cString: $0) } ?? ""
-    if name == "content-length" {
-        framing.contentLengths.append(contentsOf: text.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
-    } else if name == "transfer-encoding", text.lowercased().contains("chunked") {
-        framing.chunked = true
+    let box = Unmanaged<FieldBox>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key)
+    var contiguous = true
+    if let value {
+        // In place: value - key = name length + 1 (the colon) + the whitespace skipped after it.
+        let distance = UnsafeRawPointer(value) - UnsafeRawPointer(key)
+        let nameLength = strlen(key)
+        if distance < nameLength + 1 || distance > nameLength + 1 + 4096 {
+            contiguous = false
+        } else {
+            let raw = UnsafeRawPointer(key)
+            for offset in (nameLength + 1)..<distance {
+                let byte = raw.load(fromByteOffset: offset, as: UInt8.self)
+                if byte != 0x20 && byte != 0x09 { contiguous = false; break }
+            }
+        }
     }
+    box.fields.append(RequestHead.Field(name: name, value: value.map { String(cString: $0) } ?? "", contiguous: contiguous))
     return MHD_Result.YES
 }
 

@@ -35,6 +35,12 @@ struct HTTPResponse: Sendable {
         self.body = .stream(stream)
     }
 
+    /// The body of a complete answer (empty for a stream).
+    var bodyBytes: [UInt8] {
+        if case .bytes(let bytes) = body { return bytes }
+        return []
+    }
+
     static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
     }

@@ -250,14 +250,49 @@ struct Handlers: Sendable {
         return nil
     }
 
-    /// The `speed` query parameter: 0 (unpaced, streams only) to 1,000,000, default 1.
+    /// Slowest pace a client may ask for (a second of timeline then takes 11.6 days).
+    static let minimumSpeed = 1e-6
+    static let maximumSpeed = 1e6
+
+    /// The `speed` query parameter: 0 (unpaced, streams only) or 0.000001 to 1,000,000,
+    /// default 1, written as a JSON number (no hex floats, `inf` or `nan`).
     static func speed(_ request: HTTPRequest, allowZero: Bool) -> Result<Double, ProblemDetails> {
         guard let text = request.query["speed"] else { return .success(1) }
-        let range = allowZero ? "from 0 (unpaced) to 1000000" : "above 0 and at most 1000000"
-        guard let value = Double(text), value.isFinite, allowZero ? value >= 0 : value > 0, value <= 1_000_000 else {
-            return .failure(.badRequest("speed must be a number \(range), not '\(text)'", parameter: "speed"))
+        let range = allowZero ? "0 (unpaced) or from 0.000001 to 1000000" : "from 0.000001 to 1000000"
+        guard let value = decimalNumber(text),
+              (allowZero && value == 0) || (value >= minimumSpeed && value <= maximumSpeed) else {
+            return .failure(.badRequest("speed must be a decimal number, \(range), not '\(text)'", parameter: "speed"))
         }
         return .success(value)
+    }
+
+    /// `text` as a number when it is written as JSON writes numbers (RFC 8259 §6), else nil.
+    static func decimalNumber(_ text: String) -> Double? {
+        var bytes = Array(text.utf8)[...]
+        guard !bytes.isEmpty, bytes.count <= 64 else { return nil }
+        func digits() -> Int {
+            var count = 0
+            while let byte = bytes.first, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                bytes.removeFirst()
+                count += 1
+            }
+            return count
+        }
+        if bytes.first == UInt8(ascii: "-") { bytes.removeFirst() }
+        let leadingZero = bytes.first == UInt8(ascii: "0")
+        let integer = digits()
+        guard integer > 0, !(leadingZero && integer > 1) else { return nil }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes.removeFirst()
+            guard digits() > 0 else { return nil }
+        }
+        if let byte = bytes.first, byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            bytes.removeFirst()
+            if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes.removeFirst() }
+            guard digits() > 0 else { return nil }
+        }
+        guard bytes.isEmpty, let value = Double(text), value.isFinite else { return nil }
+        return value
     }
 
     static func streamFormat(_ request: HTTPRequest) -> FrameStreamEncoder.Format {

@@ -45,7 +45,8 @@ final class MotionService {
 
         raiseDescriptorLimit()
         let handlers = Handlers(configuration: configuration, state: state, streams: streams, sessions: sessions, metrics: metrics)
-        let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, metrics: metrics, logger: logger)
+        let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, metrics: metrics, logger: logger,
+                                state: state)
         pacer.start()
         sessions.startJanitor()
         try daemon.start()
@@ -56,16 +57,19 @@ final class MotionService {
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
-        logger.info("draining", metadata: ["open-streams": "\(streams.count)"])
+        logger.info("draining", metadata: ["open-streams": "\(streams.count)", "requests": "\(daemon.requestsInFlight)"])
+        // Stop accepting; answer every request already accepted (POSTs arriving on open
+        // connections are refused with 503 and Connection: close); end the streams with their
+        // end line; then close what is left.
         state.beginDraining()
         daemon.quiesce()
         streams.drainAll()
         let deadline = Date(timeIntervalSinceNow: configuration.drainTimeout)
-        while streams.count > 0, Date() < deadline {
+        while streams.count > 0 || daemon.requestsInFlight > 0, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
-        if streams.count > 0 {
-            logger.warning("drain timeout: closing streams", metadata: ["open-streams": "\(streams.count)"])
+        if streams.count > 0 || daemon.requestsInFlight > 0 {
+            logger.warning("drain timeout: closing connections", metadata: ["open-streams": "\(streams.count)", "requests": "\(daemon.requestsInFlight)"])
         }
         daemon.stop()
         pacer.stop()

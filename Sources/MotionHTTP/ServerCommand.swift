@@ -44,6 +44,18 @@ struct ServerCommand: ParsableCommand {
     var maxConnections: UInt32?
     @Option(help: "Idle seconds before a connection is closed (env MOTION_CONNECTION_TIMEOUT; default 30).")
     var connectionTimeout: UInt32?
+    @Option(help: "Simultaneous connections from one client address, 0 for no limit (env MOTION_MAX_CONNECTIONS_PER_ADDRESS; default 1000).")
+    var maxConnectionsPerAddress: UInt32?
+    @Option(help: "Seconds a request head may take from its first byte, 0 to turn off (env MOTION_HEADER_TIMEOUT; default 10).")
+    var headerTimeout: Double?
+    @Option(help: "Slowest average request body rate in bytes/s after the header timeout (env MOTION_MIN_BODY_RATE; default 1024).")
+    var minBodyRate: Int?
+    @Option(help: "Threads computing POST answers (env MOTION_COMPUTE_THREADS; default: CPU count).")
+    var computeThreads: Int?
+    @Option(help: "POST requests that may wait for a compute thread (env MOTION_MAX_QUEUED_COMPUTATIONS; default 64).")
+    var maxQueuedComputations: Int?
+    @Option(help: "Bytes of answers held for clients that have not read them (env MOTION_MAX_HELD_RESPONSE_BYTES; default 268435456).")
+    var maxHeldResponseBytes: Int?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
     var drainTimeout: Double?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env MOTION_LOG_LEVEL; default info).")
@@ -63,6 +75,11 @@ struct ServerCommand: ParsableCommand {
         if config.maxWatchers < 1 { throw ValidationError("--max-watchers must be positive") }
         if !(config.sessionTTL > 0) { throw ValidationError("--session-ttl must be positive") }
         if config.maxBacklogFrames < 1 { throw ValidationError("--max-backlog-frames must be positive") }
+        if !(0...3600).contains(config.headerTimeout) { throw ValidationError("--header-timeout must be 0…3600") }
+        if config.minBodyRate < 0 { throw ValidationError("--min-body-rate must not be negative") }
+        if !(1...1024).contains(config.computeThreads) { throw ValidationError("--compute-threads must be 1…1024") }
+        if config.maxQueuedComputations < 0 { throw ValidationError("--max-queued-computations must not be negative") }
+        if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
         if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
         if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
     }
@@ -111,6 +128,12 @@ struct ServerCommand: ParsableCommand {
         if let v: UInt32 = try value(maxConnections, "MOTION_MAX_CONNECTIONS") { config.maxConnections = v }
         if let v: UInt32 = try value(connectionTimeout, "MOTION_CONNECTION_TIMEOUT") { config.connectionTimeout = v }
         if let v: Double = try value(drainTimeout, "MOTION_DRAIN_TIMEOUT") { config.drainTimeout = v }
+        if let v: UInt32 = try value(maxConnectionsPerAddress, "MOTION_MAX_CONNECTIONS_PER_ADDRESS") { config.maxConnectionsPerAddress = v }
+        if let v: Double = try value(headerTimeout, "MOTION_HEADER_TIMEOUT") { config.headerTimeout = v }
+        if let v: Int = try value(minBodyRate, "MOTION_MIN_BODY_RATE") { config.minBodyRate = v }
+        if let v: Int = try value(computeThreads, "MOTION_COMPUTE_THREADS") { config.computeThreads = v }
+        if let v: Int = try value(maxQueuedComputations, "MOTION_MAX_QUEUED_COMPUTATIONS") { config.maxQueuedComputations = v }
+        if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
         return config
     }
 

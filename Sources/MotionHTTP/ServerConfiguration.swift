@@ -16,6 +16,21 @@ struct ServerConfiguration: Sendable {
     var connectionTimeout: UInt32 = 30
     /// Simultaneous connections (libmicrohttpd refuses more).
     var maxConnections: UInt32 = 10_000
+    /// Simultaneous connections from one client address (0: no limit); more are refused at
+    /// accept, so that one address cannot take every connection.
+    var maxConnectionsPerAddress: UInt32 = 1_000
+    /// Seconds a request head may take from its first byte, and a body before the minimum
+    /// rate applies (0 turns both checks off): 408 and close beyond.
+    var headerTimeout = 10.0
+    /// Slowest average body rate, bytes per second, once `headerTimeout` has passed.
+    var minBodyRate = 1_024
+    /// Threads computing POST answers, apart from the connection threads.
+    var computeThreads = ServerConfiguration.cpuCount
+    /// POST requests that may wait for a compute thread (503 with Retry-After beyond).
+    var maxQueuedComputations = 64
+    /// Bytes of answers queued for clients that have not read them yet (503 with Retry-After
+    /// beyond; answers up to 64 KiB are always sent).
+    var maxHeldResponseBytes = 256 * 1024 * 1024
     /// Per-connection memory pool for headers and buffers, bytes (431 when headers exceed it).
     var connectionMemoryBytes = 64 * 1024
     /// Simultaneous `/v1/streams` responses (503 beyond).

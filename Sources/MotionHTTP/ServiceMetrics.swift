@@ -14,6 +14,8 @@ final class ServiceMetrics: @unchecked Sendable {
     private let liveSessions: Gauge
     private let framesSentCounter: Counter
     private let framesDroppedCounter: Counter
+    private let headerTimeoutCuts: Counter
+    private let bodyRateCuts: Counter
 
     static let durationBuckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
@@ -34,10 +36,20 @@ final class ServiceMetrics: @unchecked Sendable {
         liveSessions = registry.makeGauge(descriptor: Self.name("live", "sessions", "Sessions in the registry"))
         framesSentCounter = registry.makeCounter(descriptor: Self.name("frames_sent", "total", "Frames written to streams and session watchers"))
         framesDroppedCounter = registry.makeCounter(descriptor: Self.name("frames_dropped", "total", "Frames skipped for session watchers that fell behind"))
+        let cuts = Self.name("connections_cut", "total", "Connections closed for sending a request too slowly, by reason")
+        headerTimeoutCuts = registry.makeCounter(descriptor: cuts, labels: [("reason", "header-timeout")])
+        bodyRateCuts = registry.makeCounter(descriptor: cuts, labels: [("reason", "body-rate")])
     }
 
+    /// Method labels: the methods the service answers; any other is counted as `other`, so a
+    /// client cannot add label values (and memory) by inventing methods.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
+
     /// Counts a request and records its duration (to the response headers, for streams).
-    func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+    /// `route` is a route pattern, `unmatched` or `rejected`; the status is a number the
+    /// server chose; the method is folded to a known set.
+    func recordRequest(route: String, method rawMethod: String, status: Int, seconds: Double) {
+        let method = Self.knownMethods.contains(rawMethod) ? rawMethod : "other"
         let key = "\(route) \(method) \(status)"
         let (counter, histogram) = lock.withLock { () -> (Counter, DurationHistogram) in
             let counter = requestCounters[key] ?? {
@@ -62,6 +74,10 @@ final class ServiceMetrics: @unchecked Sendable {
     func setLiveSessions(_ count: Int) { liveSessions.set(Double(count)) }
     func framesSent(_ count: Int) { if count > 0 { framesSentCounter.increment(by: Int64(count)) } }
     func framesDropped(_ count: Int) { if count > 0 { framesDroppedCounter.increment(by: Int64(count)) } }
+
+    func connectionCut(_ reason: String) {
+        (reason == "header-timeout" ? headerTimeoutCuts : bodyRateCuts).increment()
+    }
 
     func render() -> [UInt8] { registry.emitToBuffer() }
 }

@@ -7,15 +7,24 @@ import MotionEngine
 /// the libmicrohttpd worker that writes the socket), it only resumes connections. It takes
 /// its own lock only to push and pop, never while calling into a stream, so streams may
 /// schedule while holding their own lock.
+///
+/// The pacer never sleeps longer than `maxSleep` at a time, however far away the next frame
+/// is (a stream at `speed=1e-10` is due in centuries, a date no timed wait can take), and
+/// holds its streams weakly: a stream whose client left is freed at once, and its entry is
+/// swept at the next step.
 final class StreamPacer: @unchecked Sendable {
     private struct Entry {
         var due: UInt64
-        var stream: PacedStream
+        weak var stream: PacedStream?
     }
+
+    /// The longest single wait, seconds; also how often entries of freed streams are swept.
+    static let maxSleep = 1.0
 
     private let condition = NSCondition()
     private var heap = MinHeap<Entry> { $0.due < $1.due }
     private var stopped = false
+    private var lastSweep: UInt64 = 0
     private var thread: Thread?
 
     func start() {
@@ -52,8 +61,12 @@ final class StreamPacer: @unchecked Sendable {
                     continue
                 }
                 if first.due <= now { break }
-                let wait = Double(first.due - now) / 1e9
+                let wait = min(Double(first.due - now) / 1e9, Self.maxSleep)
                 _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+                if MonotonicClock.now() >= lastSweep + UInt64(Self.maxSleep * 1e9) {
+                    heap.removeAll { $0.stream == nil }
+                    lastSweep = MonotonicClock.now()
+                }
             }
             if stopped {
                 condition.unlock()
@@ -61,11 +74,16 @@ final class StreamPacer: @unchecked Sendable {
             }
             let now = MonotonicClock.now()
             while let first = heap.first, first.due <= now {
-                if let entry = heap.pop() { due.append(entry.stream) }
+                if let stream = heap.pop()?.stream { due.append(stream) }
             }
             condition.unlock()
             for stream in due { stream.wake() }
             due.removeAll(keepingCapacity: true)
         }
     }
+}
+
+extension StreamPacer {
+    /// Entries waiting (freed streams included until the next sweep), for tests and metrics.
+    var pendingCount: Int { condition.withLock { heap.count } }
 }

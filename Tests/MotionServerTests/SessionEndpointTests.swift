@@ -306,9 +306,15 @@ final class SessionEndpointTests: ServerTestCase {
     }
 
     func testATinySpeedDoesNotCrashAWatcher() throws {
-        // Regression: the next frame of a 1e-300× session is beyond UInt64 nanoseconds.
+        // Regression: the next frame of a 1e-300× session was beyond UInt64 nanoseconds; such
+        // speeds are now refused, and the slowest accepted one is paced without trouble.
         let server = try startServer()
-        let (id, _) = try createSession(server, linear(), speed: "1e-300")
+        for speed in ["1e-300", "5e-324", "0x1p-1074", "1e-7", "inf", "nan", "%2B1", "1.", ".5", "01"] {
+            let response = try server.client().postJSON("/v1/sessions?speed=\(speed)", linear())
+            try assertProblem(response, status: 400, type: "/problems/bad-request")
+            XCTAssertEqual(try response.json()["errors"]?[0]?["parameter"]?.string, "speed", speed)
+        }
+        let (id, _) = try createSession(server, linear(), speed: "0.000001")
         let reader = try watch(server, id)
         XCTAssertNotNil(try reader.nextJSON()?["values"])
         Thread.sleep(forTimeInterval: 0.3)

@@ -45,4 +45,13 @@ public struct MinHeap<Element> {
     }
 
     public mutating func removeAll() { items.removeAll() }
+
+    /// Drops every element for which `shouldRemove` is true, keeping the heap order
+    /// (O(n log n)).
+    public mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+        let kept = items.filter { !shouldRemove($0) }
+        guard kept.count != items.count else { return }
+        items.removeAll(keepingCapacity: true)
+        for element in kept { push(element) }
+    }
 }
