@@ -133,6 +133,7 @@ final class HTTPDaemon: @unchecked Sendable {
             context.method = method
             context.url = url
             context.track = Self.track(connection)
+            context.arrivedWhileDraining = state?.isDraining ?? false
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
             let head = RequestHead(method: method, rawTarget: context.rawTarget, version: version, fields: Self.fields(connection))
@@ -175,11 +176,12 @@ final class HTTPDaemon: @unchecked Sendable {
             return answer(response, route: route, context: context, on: connection)
         }
         if context.computing { return MHD_Result.YES }
-        let request = HTTPRequest(method: context.method, path: context.url,
+        var request = HTTPRequest(method: context.method, path: context.url,
                                   query: Self.queryArguments(connection),
                                   contentType: Self.header(connection, "Content-Type"),
                                   accept: Self.header(connection, "Accept"),
                                   body: context.body)
+        request.arrivedWhileDraining = context.arrivedWhileDraining
         context.body = []
         guard request.method == "POST" else {
             let (response, route) = router.handle(request)
@@ -187,10 +189,10 @@ final class HTTPDaemon: @unchecked Sendable {
         }
         context.computing = true
         MHD_suspend_connection(connection)
-        let router = self.router
+        let router = self.router, computing = request
         let resumable = MHDConnection(connection)
         let accepted = compute.submit {
-            let (response, route) = router.handle(request)
+            let (response, route) = router.handle(computing)
             context.finish(response, route: route)
             resumable.resume()
         }
@@ -334,6 +336,7 @@ private final class RequestContext: @unchecked Sendable {
     var url = ""
     var headSeen = false
     var counted = false
+    var arrivedWhileDraining = false
     var body: [UInt8] = []
     var track: ConnectionGuard.Track?
     /// A computation is under way on the pool (the connection is suspended).
@@ -446,8 +449,20 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, 
 }
 
 /// The request line's target, before decoding: the request's context starts here.
+///
+/// libmicrohttpd 0.9.75 stores every query parameter in the connection's memory pool right
+/// after this call; a query of a thousand parameters exhausts the pool, and the 431 it then
+/// means to send cannot be sent either (no memory left to write it). So a query with more
+/// than `RequestHead.maxQueryParameters` parameters is cut off here, in libmicrohttpd's own
+/// (writable, NUL-terminated) request-line buffer, before it is parsed; the request is then
+/// answered 414 from the saved raw target.
 private let uriLogger: cmhd_uri_logger = { _, uri, _ in
-    let context = RequestContext(rawTarget: uri.map { String(cString: $0) } ?? "")
+    let rawTarget = uri.map { String(cString: $0) } ?? ""
+    if let uri, RequestHead.queryParameterCount(rawTarget) > RequestHead.maxQueryParameters,
+       let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+        UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+    }
+    let context = RequestContext(rawTarget: rawTarget)
     return Unmanaged.passRetained(context).toOpaque()
 }
 

@@ -10,6 +10,9 @@ struct HTTPRequest: Sendable {
     var body: [UInt8]
     /// `{name}` segments of the matched route.
     var pathParameters: [String: String] = [:]
+    /// Whether the server was already draining when the request head arrived (nil: unknown,
+    /// read the state when handling).
+    var arrivedWhileDraining: Bool? = nil
 }
 
 /// What a handler answers: a complete body, or a stream the daemon pulls from.

@@ -237,9 +237,10 @@ struct Handlers: Sendable {
 
     // MARK: - Shared checks
 
-    /// 503 while draining, 415 unless the body is JSON.
+    /// 503 for a request that arrived while draining (one accepted before SIGTERM is still
+    /// answered), 415 unless the body is JSON.
     func refuseComputing(_ request: HTTPRequest) -> ProblemDetails? {
-        if state.isDraining { return .unavailable("the server is shutting down") }
+        if request.arrivedWhileDraining ?? state.isDraining { return .unavailable("the server is shutting down") }
         return Self.requireJSON(request)
     }
 

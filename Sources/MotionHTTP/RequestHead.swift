@@ -25,17 +25,17 @@ struct RequestHead: Sendable {
     /// The first framing problem, or nil. `maxBodyBytes` bounds a declared Content-Length.
     func problem(maxBodyBytes: Int) -> ProblemDetails? {
         for field in fields {
-            if field.name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) {
-                return .badRequest("whitespace between a header name and its colon ('\(Self.printable(field.name))') is not allowed")
-            }
             if !field.contiguous {
                 return .badRequest("a header line continued on the next line (obs-fold) is not allowed")
+            }
+            if field.name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) {
+                return .badRequest("whitespace between a header name and its colon ('\(Self.printable(field.name))') is not allowed")
             }
         }
         if Self.hasEncodedNUL(rawTarget) {
             return .badRequest("the request target contains an encoded NUL (%00)")
         }
-        let parameters = rawTarget.split(separator: "?", maxSplits: 1).dropFirst().first.map { $0.split(separator: "&").count } ?? 0
+        let parameters = Self.queryParameterCount(rawTarget)
         if parameters > Self.maxQueryParameters {
             return ProblemDetails(status: 414, type: "/problems/uri-too-long", title: "URI too long",
                                   detail: "the query has \(parameters) parameters; at most \(Self.maxQueryParameters) are accepted")
@@ -78,6 +78,13 @@ struct RequestHead: Sendable {
             (Self.named(field, "content-length") && field.value.trimmingCharacters(in: .whitespaces) != "0")
                 || Self.named(field, "transfer-encoding")
         }
+    }
+
+    /// Parameters in the query of a raw target (`&`-separated pieces after the first `?`).
+    static func queryParameterCount(_ rawTarget: String) -> Int {
+        let bytes = rawTarget.utf8
+        guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return 0 }
+        return bytes[bytes.index(after: mark)...].split(separator: UInt8(ascii: "&")).count
     }
 
     private static func named(_ field: Field, _ lowercased: String) -> Bool {

@@ -93,18 +93,20 @@ final class RawHTTPClient {
 
     /// `receiveBufferBytes` shrinks the socket's receive buffer (SO_RCVBUF, set before
     /// connecting), so that a client that stops reading soon stalls the server's writes.
+    /// `sourceAddress`: the local IPv4 address to connect from (another loopback address,
+    /// such as 127.0.0.2, stands for a second client machine).
     init(port: UInt16, host: String = "127.0.0.1", readTimeout: TimeInterval = 10, operationTimeout: TimeInterval = 30,
-         receiveBufferBytes: Int32? = nil) throws {
+         receiveBufferBytes: Int32? = nil, sourceAddress: String? = nil) throws {
         self.host = host
         self.port = port
         self.readTimeout = readTimeout
         self.operationTimeout = operationTimeout
-        try connect(receiveBufferBytes: receiveBufferBytes)
+        try connect(receiveBufferBytes: receiveBufferBytes, sourceAddress: sourceAddress)
     }
 
     deinit { close() }
 
-    private func connect(receiveBufferBytes: Int32?) throws {
+    private func connect(receiveBufferBytes: Int32?, sourceAddress: String?) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPClientError(description: "socket() failed: \(String(cString: strerror(errno)))") }
         var tv = timeval(tv_sec: Int(readTimeout), tv_usec: __suseconds_t((readTimeout - Double(Int(readTimeout))) * 1e6))
@@ -116,6 +118,18 @@ final class RawHTTPClient {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
 
+        if let sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, sourceAddress, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(fd)
+                throw HTTPClientError(description: "bind to \(sourceAddress) failed: \(String(cString: strerror(errno)))")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

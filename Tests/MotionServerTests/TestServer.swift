@@ -148,8 +148,16 @@ final class TestServer {
     var isRunning: Bool { process.isRunning }
 
     /// A new connection to the server.
-    func client(readTimeout: TimeInterval = 10, receiveBufferBytes: Int32? = nil) throws -> RawHTTPClient {
-        try RawHTTPClient(port: port, readTimeout: readTimeout, receiveBufferBytes: receiveBufferBytes)
+    func client(readTimeout: TimeInterval = 10, receiveBufferBytes: Int32? = nil, sourceAddress: String? = nil) throws -> RawHTTPClient {
+        try RawHTTPClient(port: port, readTimeout: readTimeout, receiveBufferBytes: receiveBufferBytes, sourceAddress: sourceAddress)
+    }
+
+    /// The server's resident memory, bytes (from /proc).
+    var residentBytes: Int? {
+        guard let status = readProcFile("/proc/\(pid)/status"),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kb * 1024
     }
 
     /// Sends a signal without waiting.

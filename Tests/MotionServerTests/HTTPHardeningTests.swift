@@ -1,0 +1,223 @@
+import Foundation
+import XCTest
+
+/// The HTTP layer under hostile or careless clients: request smuggling and framing, slow
+/// clients, unread answers, invented methods, shutdown with requests in flight, and heavy
+/// computations beside cheap requests. Each exchange is raw bytes against the real server.
+final class HTTPHardeningTests: ServerTestCase {
+    /// Sends raw bytes on a new connection and reads one response (or none, if the server
+    /// closes first).
+    private func exchange(_ server: TestServer, _ bytes: String, readTimeout: TimeInterval = 5) throws -> (response: RawHTTPResponse?, client: RawHTTPClient) {
+        let client = try server.client(readTimeout: readTimeout)
+        try client.send(Array(bytes.utf8))
+        return (try? client.readResponse(), client)
+    }
+
+    /// The answer must be the problem `status`, sent at once, and the connection closed, so
+    /// that nothing after the bad head is read as a request.
+    private func assertRefusedAndClosed(_ server: TestServer, _ bytes: String, status: Int, type: String,
+                                        file: StaticString = #filePath, line: UInt = #line) throws {
+        let started = monotonicSeconds()
+        let (response, client) = try exchange(server, bytes)
+        let answer = try XCTUnwrap(response, "no answer to \(bytes.debugDescription)", file: file, line: line)
+        try assertProblem(answer, status: status, type: type, file: file, line: line)
+        XCTAssertLessThan(monotonicSeconds() - started, 2, "answered at once, not after a timeout", file: file, line: line)
+        XCTAssertTrue(client.waitForPeerClose(timeout: 2), "the connection is closed after a bad head", file: file, line: line)
+        XCTAssertFalse(client.hasBufferedBytes, "nothing else was answered on the connection", file: file, line: line)
+    }
+
+    func testSmugglingAttemptsAre400AndTheConnectionIsClosed() throws {
+        let server = try startServer()
+        let smuggled = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        let length = smuggled.utf8.count
+        try assertRefusedAndClosed(server, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : \(length)\r\n\r\n\(smuggled)",
+                                   status: 400, type: "/problems/bad-request")
+        try assertRefusedAndClosed(server, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length\t: \(length)\r\n\r\n\(smuggled)",
+                                   status: 400, type: "/problems/bad-request")
+        try assertRefusedAndClosed(server, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n \(length)\r\n\r\n\(smuggled)",
+                                   status: 400, type: "/problems/bad-request")
+        try assertRefusedAndClosed(server, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n\tContent-Length: \(length)\r\n\r\n\(smuggled)",
+                                   status: 400, type: "/problems/bad-request")
+        assertHealthy(server)
+    }
+
+    func testUnsupportedTransferCodingsAre501AtOnce() throws {
+        let server = try startServer()
+        for coding in ["identity", "xchunked", "gzip, chunked", "chunked, chunked"] {
+            try assertRefusedAndClosed(server, "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: \(coding)\r\n\r\n{}",
+                                       status: 501, type: "/problems/not-implemented")
+        }
+        // Two Transfer-Encoding lines are read as one list, so "chunked" twice is refused too.
+        try assertRefusedAndClosed(server, "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                                   status: 501, type: "/problems/not-implemented")
+    }
+
+    func testMissingHostAndEncodedNULAre400() throws {
+        let server = try startServer()
+        try assertRefusedAndClosed(server, "GET /healthz HTTP/1.1\r\n\r\n", status: 400, type: "/problems/bad-request")
+        try assertRefusedAndClosed(server, "GET /healthz%00x HTTP/1.1\r\nHost: x\r\n\r\n", status: 400, type: "/problems/bad-request")
+        try assertRefusedAndClosed(server, "GET /healthz?a=%00 HTTP/1.1\r\nHost: x\r\n\r\n", status: 400, type: "/problems/bad-request")
+        // HTTP/1.0 has no Host requirement.
+        let (response, _) = try exchange(server, "GET /healthz HTTP/1.0\r\n\r\n")
+        XCTAssertEqual(response?.status, 200)
+    }
+
+    func testAThousandQueryParametersGetA414() throws {
+        let server = try startServer()
+        let many = (0..<1000).map { "a\($0)=1" }.joined(separator: "&")
+        try assertRefusedAndClosed(server, "GET /healthz?\(many) HTTP/1.1\r\nHost: x\r\n\r\n", status: 414, type: "/problems/uri-too-long")
+        let some = (0..<200).map { "a\($0)=1" }.joined(separator: "&")
+        XCTAssertEqual(try get(server, "/healthz?\(some)").status, 200)
+    }
+
+    func testAChunkedBodyOverTheLimitIsRefusedBeforeItEnds() throws {
+        let server = try startServer(["--max-body-bytes", "100000"])
+        let client = try server.client(readTimeout: 5)
+        try client.send(Array("POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        // 150 kB of chunks, and the body never ends.
+        let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: 0x20, count: 0x4000) + Array("\r\n".utf8)
+        for _ in 0..<10 { try? client.send(chunk) }
+        let response = try client.readResponse()
+        try assertProblem(response, status: 413, type: "/problems/payload-too-large")
+        XCTAssertTrue(client.waitForPeerClose(timeout: 2))
+        assertHealthy(server)
+    }
+
+    func testATricklingRequestHeadIsCutAtTheHeaderTimeout() throws {
+        let server = try startServer(["--header-timeout", "1"])
+        let idle = try server.client(readTimeout: 5)
+        let slow = try server.client(readTimeout: 5)
+        try slow.send(Array("GET /healthz HTTP/1.1\r\n".utf8))
+        let started = monotonicSeconds()
+        var cut = false
+        for _ in 0..<50 {
+            // One header byte every 200 ms: never idle, never complete.
+            if (try? slow.send([UInt8(ascii: "X")])) == nil { cut = true; break }
+            if slow.waitForPeerClose(timeout: 0.2) { cut = true; break }
+        }
+        XCTAssertTrue(cut, "a head trickling for 10 s was not cut")
+        XCTAssertLessThan(monotonicSeconds() - started, 8, "cut after the 1 s header timeout (checked twice a second)")
+        // A connection that sends nothing is left to the (30 s) idle timeout, and still works.
+        XCTAssertEqual(try idle.request("GET", "/healthz").status, 200)
+        XCTAssertTrue(try get(server, "/metrics").text.contains(#"motion_connections_cut_total{reason="header-timeout"} 1"#))
+    }
+
+    func testASlowBodyIsCutBelowTheMinimumRate() throws {
+        let server = try startServer(["--header-timeout", "1", "--min-body-rate", "1000"])
+        let client = try server.client(readTimeout: 5)
+        try client.send(Array("POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n".utf8))
+        let started = monotonicSeconds()
+        var cut = false
+        for _ in 0..<40 {
+            if (try? client.send(Array("          ".utf8))) == nil { cut = true; break }
+            if client.waitForPeerClose(timeout: 0.2) { cut = true; break }
+        }
+        XCTAssertTrue(cut, "a body at 50 bytes/s was not cut")
+        XCTAssertLessThan(monotonicSeconds() - started, 5)
+        assertHealthy(server)
+    }
+
+    func testOneAddressCannotTakeEveryConnection() throws {
+        let server = try startServer(["--max-connections-per-address", "3"])
+        let held = try (0..<3).map { _ in try server.client(readTimeout: 2) }
+        let extra = try server.client(readTimeout: 2)
+        XCTAssertTrue(extra.waitForPeerClose(timeout: 2), "a fourth connection from 127.0.0.1 is refused")
+        let other = try server.client(readTimeout: 2, sourceAddress: "127.0.0.2")
+        XCTAssertEqual(try other.request("GET", "/healthz").status, 200, "another address is still served")
+        for client in held { client.close() }
+        usleep(200_000)
+        XCTAssertEqual(try get(server, "/healthz").status, 200)
+    }
+
+    func testInventedMethodsDoNotGrowTheMetrics() throws {
+        let server = try startServer()
+        let client = try server.client()
+        _ = try client.request("GET", "/healthz")
+        let before = try get(server, "/metrics").text
+        for index in 0..<300 {
+            let response = try client.request("M\(index)X", "/healthz")
+            XCTAssertEqual(response.status, 405)
+        }
+        let after = try get(server, "/metrics").text
+        XCTAssertFalse(after.contains("M7X"), "no label value taken from the request")
+        XCTAssertTrue(after.contains(#"method="other""#))
+        XCTAssertLessThan(after.utf8.count, before.utf8.count + 2_000, "one more series at most, not 300")
+    }
+
+    func testATinyStreamSpeedIsRefusedAndTheSlowestAllowedIsPaced() throws {
+        let server = try startServer()
+        let document = #"{"fps":1,"motion":{"type":"tween","duration":2,"properties":[{"path":"x","from":0,"to":1}]}}"#
+        for speed in ["1e-10", "5e-324", "0x1p-1074"] {
+            let response = try post(server, "/v1/streams?speed=\(speed)", document)
+            try assertProblem(response, status: 400, type: "/problems/bad-request")
+        }
+        // The first frame comes at once; the next is 11.6 days away. The client leaves.
+        let client = try server.client()
+        try client.sendRequest("POST", "/v1/streams?speed=0.000001", headers: [("Content-Type", "application/json")], body: Array(document.utf8))
+        let head = try client.readResponseHead()
+        XCTAssertEqual(head.status, 200)
+        XCTAssertNotNil(try client.readChunk())
+        client.closeAbruptly()
+        usleep(1_500_000)
+        assertHealthy(server)
+    }
+
+    func testUnreadAnswersAreBoundedInBytes() throws {
+        // About 9.6 MB of JSON (more than the kernel's socket buffers take), and room for one
+        // such answer only.
+        let server = try startServer(["--max-held-response-bytes", "12000000"])
+        let document = #"{"fps":1000,"motion":{"type":"tween","duration":500,"properties":[{"path":"x","from":0,"to":1}]}}"#
+        let first = try server.client(readTimeout: 20, receiveBufferBytes: 4096)
+        try first.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")], body: Array(document.utf8))
+        XCTAssertEqual(try first.readResponseHead().status, 200)
+        let second = try post(server, "/v1/timelines", document)
+        XCTAssertEqual(second.status, 503, "body of \(second.body.count) bytes")
+        guard second.status == 503 else { return }
+        try assertProblem(second, status: 503, type: "/problems/unavailable")
+        XCTAssertNotNil(second.header("Retry-After"))
+        // Once the first client is gone, its answer is freed and the room is back.
+        first.closeAbruptly()
+        usleep(300_000)
+        let third = try post(server, "/v1/timelines", document)
+        XCTAssertEqual(third.status, 200)
+    }
+
+    func testHealthIsAnsweredWhileAHeavyDocumentComputes() throws {
+        let server = try startServer(["--threads", "1", "--compute-threads", "1", "--max-queued-computations", "0"])
+        let heavy = Self.heavyDocument
+        let busy = try server.client(readTimeout: 60)
+        try busy.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")], body: Array(heavy.utf8))
+        usleep(100_000)
+        // One compute thread, busy, and no queue: a second computation is refused at once…
+        let refused = try post(server, "/v1/timelines", heavy)
+        try assertProblem(refused, status: 503, type: "/problems/unavailable")
+        XCTAssertNotNil(refused.header("Retry-After"))
+        // …while the single connection thread still answers health checks.
+        XCTAssertEqual(try get(server, "/healthz").status, 200)
+        XCTAssertFalse(busy.hasBufferedBytes)
+        XCTAssertEqual(try busy.readResponse().status, 200)
+    }
+
+    func testSIGTERMAnswersRequestsInFlight() throws {
+        let server = try startServer()
+        let clients = try (0..<2).map { _ in try server.client(readTimeout: 60) }
+        for client in clients {
+            try client.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")], body: Array(Self.heavyDocument.utf8))
+        }
+        usleep(200_000)
+        server.signal(SIGTERM)
+        for client in clients {
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 200, "an accepted request is answered at shutdown")
+            XCTAssertNoThrow(try response.json())
+        }
+        XCTAssertEqual(server.waitForExit(timeout: 20), .exited(0))
+    }
+
+    /// 2,000 tracks × 1,000 frames: the largest sample count the default limits allow, about a
+    /// second of CPU in a debug build.
+    static let heavyDocument: String = {
+        let properties = (0..<2000).map { #"{"path":"p\#($0)","from":0,"to":\#($0)}"# }.joined(separator: ",")
+        return #"{"fps":100,"motion":{"type":"tween","duration":9.99,"easing":"ease-in-out","properties":[\#(properties)]}}"#
+    }()
+}
