@@ -7,17 +7,27 @@ SWIFT ?= swift
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean
+.PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean stress stress-short
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
-## Every test: Dockerfile lint, the OpenAPI contract check against a live server, then the Swift suites.
+## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the Swift
+## suites, then the short abuse suite.
 test: deps deps-python
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint-docker test-api
 	$(SWIFT) test --skip-build --disable-swift-testing
+	$(MAKE) --no-print-directory stress-short
+
+## The abuse suite at full size against the release binary (about 15 minutes).
+stress: release
+	scripts/stress.py --binary .build/release/motion-server --json .build/stress-results.json
+
+## The abuse suite at CI size against the debug binary (about 2 minutes).
+stress-short:
+	scripts/stress.py --binary .build/debug/motion-server --short
 
 deps:
 	@scripts/install-deps.sh

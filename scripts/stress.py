@@ -1,0 +1,796 @@
+#!/usr/bin/env python3
+"""The abuse suite: black-box probes against a real motion-server, each starting its own.
+
+    scripts/stress.py --binary .build/release/motion-server            (make stress)
+    scripts/stress.py --binary .build/debug/motion-server --short      (CI, inside make test)
+    scripts/stress.py --binary … --only slowloris,churn                (some probes)
+
+Every probe is bounded in time and fails on a crash (the process is gone), a hang (no
+answer to GET /healthz within 5 s while under attack), a leak (resident memory that does not
+come back) or a wrong answer. The figures each probe measured are printed and, with
+--json FILE, written out (README's Reliability section reports them). Standard library only.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HOST = "127.0.0.1"
+RESULTS = {}
+
+
+class ProbeFailure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise ProbeFailure(message)
+
+
+# --------------------------------------------------------------------------- the server
+
+class Server:
+    def __init__(self, binary, *arguments):
+        self.log = open(os.devnull, "w") if not os.environ.get("STRESS_SERVER_LOG") else open(os.environ["STRESS_SERVER_LOG"], "a")
+        self.process = subprocess.Popen([binary, "--host", HOST, "--port", "0", "--log-level", "error", *arguments],
+                                        stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        if not match:
+            self.process.kill()
+            raise ProbeFailure(f"the server did not start: {line!r}")
+        self.port = int(match.group(1))
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+
+    @property
+    def alive(self):
+        return self.process.poll() is None
+
+    def rss(self):
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def stop(self, timeout=20):
+        if self.alive:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise ProbeFailure(f"the server did not exit within {timeout} s of SIGTERM")
+        return self.process.returncode
+
+    def assert_alive(self, what):
+        check(self.alive, f"the server died during {what} (exit {self.process.returncode})")
+        # From an address of its own, beside any per-address flood.
+        status, _, _, elapsed = request(self, "GET", "/healthz", timeout=5, source="127.0.0.4")
+        check(status == 200, f"/healthz answered {status} after {what}")
+        return elapsed
+
+
+def connect(server, timeout=5.0, source=None):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    if source:
+        sock.bind((source, 0))
+    sock.connect((HOST, server.port))
+    return sock
+
+
+def read_response(sock, head_only=False):
+    """Reads one HTTP/1.1 response; returns (status, headers dict, body bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed before a full head ({data[:80]!r})")
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if head_only:
+        return status, headers, rest
+    if "content-length" in headers:
+        length = int(headers["content-length"])
+        while len(rest) < length:
+            chunk = sock.recv(min(1 << 20, length - len(rest)))
+            if not chunk:
+                raise ConnectionError("closed in the middle of a body")
+            rest += chunk
+        return status, headers, rest[:length]
+    if headers.get("transfer-encoding") == "chunked":
+        body = b""
+        while True:
+            while b"\r\n" not in rest:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError("closed in a chunked body")
+                rest += chunk
+            size_line, rest = rest.split(b"\r\n", 1)
+            size = int(size_line.split(b";")[0], 16)
+            while len(rest) < size + 2:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError("closed in a chunk")
+                rest += chunk
+            body += rest[:size]
+            rest = rest[size + 2:]
+            if size == 0:
+                return status, headers, body
+    return status, headers, rest
+
+
+def request(server, method, target, body=None, headers=None, timeout=10.0, source=None):
+    """One request on a new connection: (status, headers, body, seconds)."""
+    started = time.monotonic()
+    sock = connect(server, timeout, source)
+    try:
+        payload = body.encode() if isinstance(body, str) else (body or b"")
+        head = f"{method} {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        for name, value in (headers or {}).items():
+            head += f"{name}: {value}\r\n"
+        if body is not None:
+            head += f"Content-Length: {len(payload)}\r\n"
+        sock.sendall(head.encode() + b"\r\n" + payload)
+        status, response_headers, response_body = read_response(sock, head_only=(method == "HEAD"))
+        return status, response_headers, response_body, time.monotonic() - started
+    finally:
+        sock.close()
+
+
+def post_json(server, target, document, **kwargs):
+    return request(server, "POST", target, document, {"Content-Type": "application/json"}, **kwargs)
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+class HealthSampler:
+    """Measures GET /healthz latency on fresh connections from 127.0.0.3 in a thread."""
+
+    def __init__(self, server, interval=0.02):
+        self.server, self.interval = server, interval
+        self.latencies, self.failures = [], []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                status, _, _, seconds = request(self.server, "GET", "/healthz", timeout=5, source="127.0.0.3")
+                if status != 200:
+                    self.failures.append(f"status {status}")
+                self.latencies.append(seconds)
+            except Exception as error:  # noqa: BLE001 - any failure is a finding
+                self.failures.append(repr(error))
+            time.sleep(self.interval)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join(10)
+
+    def report(self, name, limit_ms=50.0):
+        check(not self.failures, f"{name}: /healthz failed {len(self.failures)} times: {self.failures[:3]}")
+        check(self.latencies, f"{name}: no /healthz sample")
+        p50, p99 = percentile(self.latencies, 50) * 1000, percentile(self.latencies, 99) * 1000
+        check(p99 < limit_ms, f"{name}: /healthz p99 {p99:.1f} ms (limit {limit_ms} ms)")
+        return {"healthz_samples": len(self.latencies), "healthz_p50_ms": round(p50, 2), "healthz_p99_ms": round(p99, 2)}
+
+
+TWEEN = '{"fps":30,"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":0,"to":100}]}}'
+LONG_TWEEN = '{"fps":30,"motion":{"type":"tween","duration":600,"properties":[{"path":"x","from":0,"to":100}]}}'
+
+
+def heavy_document(tracks=2000, fps=100, duration=9.99):
+    properties = ",".join(f'{{"path":"p{i}","from":0,"to":{i}}}' for i in range(tracks))
+    return f'{{"fps":{fps},"motion":{{"type":"tween","duration":{duration},"easing":"ease-in-out","properties":[{properties}]}}}}'
+
+
+# --------------------------------------------------------------------------- probes
+
+def probe_crash_inputs(binary, short):
+    """The inputs that killed the process once: three SVG arcs and tiny stream speeds."""
+    server = Server(binary)
+    try:
+        arcs = ["M0 0 A50 1.7976931348623157e308 0 0 1 100 0", "M0 0 A1e-100 1 0 0 1 100 0",
+                "M0 0 A50 2.2250738585072014e-308 0 0 1 100 0"]
+        statuses = []
+        for path in arcs:
+            document = json.dumps({"fps": 10, "target": {}, "motion": {"type": "path", "path": path, "duration": 1, "output": "dot"}})
+            status, headers, _, _ = post_json(server, "/v1/timelines", document)
+            statuses.append(status)
+            check(status < 500, f"arc {path!r}: {status}")
+            server.assert_alive(f"the arc {path!r}")
+        stream = '{"fps":1,"motion":{"type":"tween","duration":2,"properties":[{"path":"x","from":0,"to":1}]}}'
+        for speed in ["1e-10", "5e-324", "0x1p-1074", "1e-300", "0.000001"]:
+            sock = connect(server)
+            head = f"POST /v1/streams?speed={speed} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(stream)}\r\n\r\n"
+            sock.sendall(head.encode() + stream.encode())
+            status, _, _ = read_response(sock, head_only=True)
+            check(status in (200, 400), f"speed {speed}: {status}")
+            time.sleep(0.2)
+            sock.close()
+        time.sleep(1.5)
+        server.assert_alive("tiny speeds")
+        return {"arc_statuses": statuses, "speeds_survived": 5}
+    finally:
+        server.stop()
+
+
+def probe_framing(binary, short):
+    """Framing cases: every one answered at once with the right status, or refused."""
+    server = Server(binary, "--max-body-bytes", "100000")
+    smuggled = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+    n = len(smuggled)
+    cases = [
+        ("CL+TE", f"POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", {400}),
+        ("duplicate CL", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", {400}),
+        ("CL list", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Length: 2, 2\r\n\r\n{}", {400}),
+        ("TE identity", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n{}", {501}),
+        ("TE xchunked", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n", {501}),
+        ("invalid chunk size", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", {400}),
+        ("huge chunk size", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n", {400, 413}),
+        ("bare LF", "GET /healthz HTTP/1.1\nHost: x\n\n", {200}),
+        ("space before colon", f"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : {n}\r\n\r\n{smuggled}", {400}),
+        ("obs-fold", f"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n {n}\r\n\r\n{smuggled}", {400}),
+        ("no Host", "GET /healthz HTTP/1.1\r\n\r\n", {400}),
+        ("%00", "GET /healthz%00x HTTP/1.1\r\nHost: x\r\n\r\n", {400}),
+        ("1000 query parameters", "GET /healthz?" + "&".join(f"a{i}=1" for i in range(1000)) + " HTTP/1.1\r\nHost: x\r\n\r\n", {414}),
+        ("oversized request line", "GET /" + "a" * 70000 + " HTTP/1.1\r\nHost: x\r\n\r\n", {414, 431}),
+        ("oversized header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX: " + "a" * 70000 + "\r\n\r\n", {431}),
+        ("10000 headers", "GET /healthz HTTP/1.1\r\nHost: x\r\n" + "".join(f"X-{i}: 1\r\n" for i in range(10000)) + "\r\n", {431}),
+        ("body over the limit (CL)", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n", {413}),
+        ("body over the limit (chunked)", "POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+         + ("4000\r\n" + " " * 0x4000 + "\r\n") * 8, {413}),
+        ("HTTP/2.0", "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", {505}),
+        ("pipelining", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", {200}),
+    ]
+    results = {}
+    try:
+        for name, raw, expected in cases:
+            sock = connect(server, timeout=3)
+            started = time.monotonic()
+            try:
+                sock.sendall(raw.encode())
+            except OSError:
+                pass  # the server may refuse before the whole request is sent
+            try:
+                status, headers, body = read_response(sock)
+            except (ConnectionError, OSError) as error:
+                raise ProbeFailure(f"framing '{name}': no answer ({error})")
+            elapsed = time.monotonic() - started
+            sock.close()
+            check(status in expected, f"framing '{name}': {status}, expected {sorted(expected)}")
+            check(elapsed < 2, f"framing '{name}': answered after {elapsed:.1f} s")
+            results[name] = status
+        # A body that never finishes is cut by the minimum body rate (header timeout 10 s by default:
+        # checked with a short one in the slow-client probe).
+        server.assert_alive("the framing cases")
+        return {"cases": len(cases), "statuses": results}
+    finally:
+        server.stop()
+
+
+def probe_slowloris(binary, short):
+    """Connections trickling headers: cut at the header timeout; normal requests stay fast."""
+    count = 200 if short else 1000
+    timeout = 2 if short else 10
+    server = Server(binary, "--header-timeout", str(timeout), "--max-connections-per-address", "0")
+    sockets = []
+    try:
+        for index in range(count):
+            sock = connect(server, timeout=1, source=f"127.0.1.{1 + index % 200}")
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+            sockets.append(sock)
+        started = time.monotonic()
+        open_count = count
+        with HealthSampler(server) as sampler:
+            while time.monotonic() - started < timeout + 5:
+                for sock in sockets:
+                    try:
+                        sock.send(b"X")
+                    except OSError:
+                        pass
+                time.sleep(1)
+                open_count = 0
+                for sock in sockets:
+                    try:
+                        sock.setblocking(False)
+                        data = sock.recv(4096)
+                        if data and b"408" not in data[:20]:
+                            open_count += 1
+                        elif not data:
+                            pass
+                    except BlockingIOError:
+                        open_count += 1
+                    except OSError:
+                        pass
+                if open_count == 0:
+                    break
+        cut_after = time.monotonic() - started
+        figures = sampler.report("slowloris")
+        check(open_count == 0, f"slowloris: {open_count} of {count} trickling connections still open after {cut_after:.1f} s")
+        server.assert_alive("slowloris")
+        figures.update({"connections": count, "header_timeout_s": timeout, "all_cut_after_s": round(cut_after, 1)})
+        return figures
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.stop()
+
+
+def probe_address_flood(binary, short):
+    """One address opens as many connections as it may; another address is still served."""
+    limit = 200 if short else 1000
+    server = Server(binary, "--max-connections-per-address", str(limit))
+    flood = []
+    try:
+        refused = 0
+        for _ in range(limit + 50):
+            try:
+                sock = connect(server, timeout=1)
+                flood.append(sock)
+            except OSError:
+                refused += 1
+        time.sleep(0.5)
+        served = 0
+        for _ in range(20):
+            status, _, _, _ = request(server, "GET", "/healthz", timeout=5, source="127.0.0.2")
+            served += status == 200
+        check(served == 20, f"address flood: {served} of 20 requests from another address served")
+        server.assert_alive("the address flood")
+        return {"flood_connections": len(flood), "per_address_limit": limit, "other_address_served": f"{served}/20"}
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop()
+
+
+def probe_churn(binary, short):
+    """Connect, request, close, many times: no error, resident memory flat."""
+    cycles = 2000 if short else 10000
+    server = Server(binary)
+    try:
+        errors = 0
+        first_rss = None
+        for index in range(cycles):
+            try:
+                target = "/healthz" if index % 2 else "/v1/easings"
+                status, _, _, _ = request(server, "GET", target, timeout=5)
+                errors += status != 200
+            except Exception:  # noqa: BLE001
+                errors += 1
+            if index == cycles // 10:
+                first_rss = server.rss()
+        last_rss = server.rss()
+        check(errors == 0, f"churn: {errors} errors in {cycles} cycles")
+        growth = last_rss - first_rss
+        check(growth < 5 * 1024 * 1024, f"churn: resident memory grew {growth / 1e6:.1f} MB")
+        server.assert_alive("churn")
+        return {"cycles": cycles, "errors": errors, "rss_growth_mb": round(growth / 1e6, 2)}
+    finally:
+        server.stop()
+
+
+def mutate(text, rng):
+    choices = ['"', '{', '}', '[', ']', ',', ':', '-', '1e308', '-1e308', '1e-320', '0', 'null', 'true', '999999999',
+               '"type"', '"tween"', '"spring"', '"path"', '"group"', '"sequence"', '"repeat"', '"stagger"', 'NaN', '\\u0000']
+    data = list(text)
+    for _ in range(rng.randint(1, 6)):
+        operation = rng.random()
+        position = rng.randrange(len(data) + 1)
+        if operation < 0.3 and data:
+            del data[min(position, len(data) - 1)]
+        elif operation < 0.7:
+            data[position:position] = list(rng.choice(choices))
+        elif data:
+            start = rng.randrange(len(data))
+            data[position:position] = data[start:start + rng.randint(1, 40)]
+    return "".join(data)
+
+
+SEED_DOCUMENTS = [
+    TWEEN,
+    '{"fps":60,"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":1,"properties":[{"path":"y","to":1}]},'
+    '{"type":"spring","response":0.5,"dampingRatio":0.5,"properties":[{"path":"x","to":100}]}]}}',
+    '{"fps":30,"motion":{"type":"sequence","children":[{"type":"tween","duration":0.5,"repeat":3,"autoreverse":true,"easing":"cubic-bezier(0.4,0,0.2,1)",'
+    '"properties":[{"path":"a","from":0,"to":1}]},{"type":"decay","velocity":100,"properties":[{"path":"b","from":0}]}]}}',
+    '{"fps":10,"target":{},"motion":{"type":"path","path":"M0 0 C 10 20 30 40 50 60 A 20 20 0 0 1 100 0 Z","duration":1,"output":"dot"}}',
+    '{"fps":30,"motion":{"type":"physics","velocity":{"x":100},"friction":0.1,"properties":[{"path":"x","from":0}],"duration":2}}',
+]
+
+
+def probe_mutation_fuzz(binary, short):
+    """Mutated documents, commands, retargets and query strings: no 5xx, every error problem+json."""
+    count = 600 if short else 20000
+    rng = random.Random(20261125)
+    server = Server(binary, "--max-sessions", "100000")
+    try:
+        status, _, body, _ = post_json(server, "/v1/sessions", LONG_TWEEN)
+        check(status == 201, f"mutation fuzz: could not create a session ({status})")
+        session = json.loads(body)["id"]
+        statuses = {}
+        for index in range(count):
+            kind = index % 6
+            if kind <= 2:
+                target = rng.choice(["/v1/timelines", "/v1/timelines", "/v1/streams?speed=0", "/v1/sessions"])
+                status, headers, body, _ = post_json(server, target, mutate(rng.choice(SEED_DOCUMENTS), rng), timeout=30)
+                if status == 201 and target == "/v1/sessions":
+                    created = json.loads(body)["id"]
+                    request(server, "DELETE", f"/v1/sessions/{created}")
+            elif kind == 3:
+                command = mutate(rng.choice(['{"command":"pause"}', '{"command":"seek","time":1.5}', '{"command":"reverse"}', '{"command":"resume"}']), rng)
+                status, headers, body, _ = post_json(server, f"/v1/sessions/{session}/commands", command)
+            elif kind == 4:
+                retarget = mutate('{"path":"x","to":50,"response":0.3,"dampingRatio":0.8}', rng)
+                status, headers, body, _ = post_json(server, f"/v1/sessions/{session}/retarget", retarget)
+            else:
+                query = mutate("speed=1.5&x=1", rng).replace(" ", "%20").replace("#", "%23")
+                target = rng.choice(["/v1/streams", "/v1/sessions", "/healthz", "/v1/easings"])
+                method = "POST" if target.startswith("/v1/s") else "GET"
+                if method == "POST":
+                    status, headers, body, _ = post_json(server, f"{target}?{query}", TWEEN)
+                    if status == 201:
+                        request(server, "DELETE", f"/v1/sessions/{json.loads(body)['id']}")
+                else:
+                    status, headers, body, _ = request(server, method, f"{target}?{query}")
+            statuses[status] = statuses.get(status, 0) + 1
+            check(status < 500, f"mutation fuzz: {status} ({body[:200]!r})")
+            if status >= 400:
+                check(headers.get("content-type") == "application/problem+json", f"mutation fuzz: {status} without problem+json")
+            if index % 500 == 0:
+                server.assert_alive("mutation fuzzing")
+        server.assert_alive("mutation fuzzing")
+        return {"requests": count, "statuses": {str(k): v for k, v in sorted(statuses.items())}}
+    finally:
+        server.stop()
+
+
+def probe_amplification(binary, short):
+    """Four of the heaviest documents the default limits allow, beside /healthz."""
+    server = Server(binary)
+    heavy = heavy_document()
+    try:
+        results = []
+
+        def run():
+            try:
+                status, _, body, seconds = post_json(server, "/v1/timelines", heavy, timeout=120)
+                results.append((status, len(body), seconds))
+            except Exception as error:  # noqa: BLE001
+                results.append((0, repr(error), 0))
+
+        with HealthSampler(server) as sampler:
+            threads = [threading.Thread(target=run) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(180)
+        figures = sampler.report("amplification")
+        check(all(status in (200, 503) for status, _, _ in results), f"amplification: {results}")
+        server.assert_alive("heavy documents")
+        figures.update({"heavy_requests": len(results), "statuses": [s for s, _, _ in results],
+                        "answer_mb": round(max(size for _, size, _ in results if isinstance(size, int)) / 1e6, 1),
+                        "slowest_s": round(max(seconds for _, _, seconds in results), 2)})
+        return figures
+    finally:
+        server.stop()
+
+
+def probe_disconnect_storm(binary, short):
+    """Streams and session watchers aborted at once, three rounds: gauges to 0, memory back."""
+    streams, watchers = (300, 100) if short else (2000, 500)
+    server = Server(binary, "--max-connections-per-address", "0")
+    rounds = []
+    try:
+        for round_index in range(3):
+            sockets = []
+            status, _, body, _ = post_json(server, "/v1/sessions", LONG_TWEEN)
+            check(status == 201, f"storm: session {status}")
+            session = json.loads(body)["id"]
+            for index in range(streams):
+                sock = connect(server, source=f"127.0.2.{1 + index % 200}")
+                head = f"POST /v1/streams?speed=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(LONG_TWEEN)}\r\n\r\n"
+                sock.sendall(head.encode() + LONG_TWEEN.encode())
+                sockets.append(sock)
+            for index in range(watchers):
+                sock = connect(server, source=f"127.0.3.{1 + index % 200}")
+                sock.sendall(f"GET /v1/sessions/{session}/frames HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sockets.append(sock)
+            opened = 0
+            for sock in sockets:
+                status, _, _ = read_response(sock, head_only=True)
+                opened += status == 200
+            metrics = request(server, "GET", "/metrics")[2].decode()
+            gauge = float(re.search(r"^motion_open_streams (\S+)", metrics, re.M).group(1))
+            check(gauge >= opened * 0.99, f"storm: gauge {gauge} with {opened} open")
+            for sock in sockets:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                sock.close()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                metrics = request(server, "GET", "/metrics")[2].decode()
+                gauge = float(re.search(r"^motion_open_streams (\S+)", metrics, re.M).group(1))
+                if gauge == 0:
+                    break
+                time.sleep(0.2)
+            check(gauge == 0, f"storm round {round_index + 1}: open streams gauge still {gauge}")
+            request(server, "DELETE", f"/v1/sessions/{session}")
+            time.sleep(0.5)
+            rounds.append(server.rss())
+        server.assert_alive("disconnect storms")
+        growth = (rounds[2] - rounds[0]) / rounds[0]
+        check(growth < 0.05, f"storm: resident memory {rounds[0] / 1e6:.1f} → {rounds[2] / 1e6:.1f} MB")
+        return {"streams": streams, "watchers": watchers, "rss_mb_per_round": [round(r / 1e6, 1) for r in rounds],
+                "rss_growth_percent": round(growth * 100, 2)}
+    finally:
+        server.stop()
+
+
+def probe_sigterm(binary, short):
+    """SIGTERM under load: every accepted request answered, streams end, exit 0."""
+    server = Server(binary, "--drain-timeout", "20")
+    results, stream_ends = [], []
+
+    def compute():
+        try:
+            status, _, body, _ = post_json(server, "/v1/timelines", heavy_document(500), timeout=60)
+            results.append(status if status != 200 or body.endswith(b"}") else -1)
+        except Exception as error:  # noqa: BLE001
+            results.append(repr(error))
+
+    def stream():
+        try:
+            sock = connect(server, timeout=30)
+            head = f"POST /v1/streams HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(LONG_TWEEN)}\r\n\r\n"
+            sock.sendall(head.encode() + LONG_TWEEN.encode())
+            status, _, body = read_response(sock)
+            stream_ends.append(body.rstrip().split(b"\n")[-1])
+        except Exception as error:  # noqa: BLE001
+            stream_ends.append(repr(error).encode())
+
+    threads = [threading.Thread(target=stream) for _ in range(10)] + [threading.Thread(target=compute) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.02)
+    time.sleep(0.3)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    for thread in threads:
+        thread.join(60)
+    code = server.stop(30)
+    elapsed = time.monotonic() - started
+    check(all(status == 200 for status in results), f"sigterm: computations answered {results}")
+    check(all(b'"end":true' in end for end in stream_ends), f"sigterm: stream endings {stream_ends[:3]}")
+    check(code == 0, f"sigterm: exit status {code}")
+    return {"computations": len(results), "streams": len(stream_ends), "exit": code, "drained_in_s": round(elapsed, 2)}
+
+
+def probe_session_races(binary, short):
+    """Commands, retargets, deletes and watchers from several threads at once."""
+    seconds = 5 if short else 30
+    server = Server(binary, "--max-sessions", "100000")
+    errors = []
+    stop = threading.Event()
+    ids = []
+    lock = threading.Lock()
+
+    def creator():
+        while not stop.is_set():
+            status, _, body, _ = post_json(server, "/v1/sessions?speed=2", LONG_TWEEN)
+            if status == 201:
+                with lock:
+                    ids.append(json.loads(body)["id"])
+            elif status != 503:
+                errors.append(f"create {status}")
+
+    def commander(seed):
+        rng = random.Random(seed)
+        commands = ['{"command":"pause"}', '{"command":"resume"}', '{"command":"reverse"}', '{"command":"seek","time":3}', '{"command":"stop"}']
+        while not stop.is_set():
+            with lock:
+                session = rng.choice(ids) if ids else None
+            if not session:
+                time.sleep(0.01)
+                continue
+            choice = rng.random()
+            if choice < 0.6:
+                status, _, body, _ = post_json(server, f"/v1/sessions/{session}/commands", rng.choice(commands))
+            elif choice < 0.8:
+                status, _, body, _ = post_json(server, f"/v1/sessions/{session}/retarget", '{"path":"x","to":%d}' % rng.randint(0, 500))
+            elif choice < 0.9:
+                status, _, body, _ = request(server, "DELETE", f"/v1/sessions/{session}")
+            else:
+                status, _, body, _ = request(server, "GET", f"/v1/sessions/{session}")
+                if status == 200:
+                    state = json.loads(body)["state"]
+                    if state not in ("running", "paused", "reversing", "completed", "stopped"):
+                        errors.append(f"state {state}")
+            if status >= 500 or status in (400,):
+                errors.append(f"{status} {body[:120]!r}")
+
+    def watcher(seed):
+        rng = random.Random(seed)
+        while not stop.is_set():
+            with lock:
+                session = rng.choice(ids) if ids else None
+            if not session:
+                time.sleep(0.01)
+                continue
+            try:
+                sock = connect(server, timeout=5)
+                sock.sendall(f"GET /v1/sessions/{session}/frames HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sock.recv(4096)
+                time.sleep(rng.random() * 0.2)
+                sock.close()
+            except OSError as error:
+                errors.append(f"watcher {error!r}")
+
+    threads = [threading.Thread(target=creator)] + [threading.Thread(target=commander, args=(i,)) for i in range(4)] \
+        + [threading.Thread(target=watcher, args=(i,)) for i in range(3)]
+    try:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            server.assert_alive("racing session commands")
+            time.sleep(0.5)
+        stop.set()
+        for thread in threads:
+            thread.join(10)
+            check(not thread.is_alive(), "session races: a client thread is stuck (deadlock?)")
+        check(not errors, f"session races: {errors[:5]}")
+        server.assert_alive("racing session commands")
+        return {"seconds": seconds, "sessions": len(ids)}
+    finally:
+        stop.set()
+        server.stop()
+
+
+def probe_aborted_documents(binary, short):
+    """Documents whose scheduling is aborted (422), replayed: resident memory flat."""
+    count = 1000 if short else 5000
+    server = Server(binary)
+    documents = [
+        '{"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":1,"properties":[{"path":"y","to":1}]},'
+        '{"type":"spring","response":0.5,"dampingRatio":0.00006,"properties":[{"path":"x","to":100}]}]}}',
+        '{"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":0.001,"repeat":200000,"properties":[{"path":"y","to":1}]},'
+        '{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}]}}',
+    ]
+    try:
+        for document in documents:
+            check(post_json(server, "/v1/timelines", document)[0] == 422, "aborted documents: not a 422")
+        for index in range(200):
+            post_json(server, "/v1/timelines", documents[index % 2])
+        before = server.rss()
+        for index in range(count):
+            post_json(server, "/v1/timelines", documents[index % 2])
+        growth = server.rss() - before
+        check(growth < 5 * 1024 * 1024, f"aborted documents: resident memory grew {growth / 1e6:.1f} MB over {count}")
+        return {"replays": count, "rss_growth_mb": round(growth / 1e6, 2)}
+    finally:
+        server.stop()
+
+
+def probe_invented_methods(binary, short):
+    """Made-up methods: /metrics does not grow with them."""
+    count = 2000 if short else 20000
+    server = Server(binary)
+    try:
+        request(server, "GET", "/healthz")
+        request(server, "FOO0", "/healthz")
+        request(server, "GET", "/metrics")
+        before = len(request(server, "GET", "/metrics")[2])
+        sock = connect(server)
+        for index in range(count):
+            sock.sendall(f"M{index}X /healthz HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            read_response(sock)
+        sock.close()
+        after = len(request(server, "GET", "/metrics")[2])
+        check(after - before < 200, f"invented methods: /metrics grew {before} → {after} bytes")
+        return {"methods": count, "metrics_bytes_before": before, "metrics_bytes_after": after}
+    finally:
+        server.stop()
+
+
+def probe_unread_answers(binary, short):
+    """Clients that ask for a large answer and never read it: held bytes bounded."""
+    clients = 4 if short else 10
+    server = Server(binary)
+    document = '{"fps":1000,"motion":{"type":"tween","duration":1999,"properties":[{"path":"x","from":0,"to":1}]}}'
+    sockets = []
+    try:
+        base = server.rss()
+        statuses = []
+        for _ in range(clients):
+            sock = connect(server, timeout=120)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            head = f"POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(document)}\r\n\r\n"
+            sock.sendall(head.encode() + document.encode())
+            status, headers, _ = read_response(sock, head_only=True)
+            statuses.append(status)
+            sockets.append(sock)
+        check(statuses[0] == 200, f"unread answers: the first answer was {statuses[0]}")
+        check(all(status in (200, 503) for status in statuses), f"unread answers: {statuses}")
+        time.sleep(1)
+        growth = server.rss() - base
+        bound = 256 * 1024 * 1024 + 100 * 1024 * 1024
+        check(growth < bound, f"unread answers: resident memory grew {growth / 1e6:.0f} MB")
+        server.assert_alive("unread answers")
+        return {"clients": clients, "statuses": statuses, "rss_growth_mb": round(growth / 1e6, 1)}
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.stop()
+
+
+PROBES = {
+    "crash-inputs": probe_crash_inputs,
+    "framing": probe_framing,
+    "slowloris": probe_slowloris,
+    "address-flood": probe_address_flood,
+    "churn": probe_churn,
+    "mutation-fuzz": probe_mutation_fuzz,
+    "amplification": probe_amplification,
+    "disconnect-storm": probe_disconnect_storm,
+    "sigterm": probe_sigterm,
+    "session-races": probe_session_races,
+    "aborted-documents": probe_aborted_documents,
+    "invented-methods": probe_invented_methods,
+    "unread-answers": probe_unread_answers,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--short", action="store_true", help="the CI sizes")
+    parser.add_argument("--only", help="comma-separated probe names")
+    parser.add_argument("--json", help="write the figures here")
+    arguments = parser.parse_args()
+    names = arguments.only.split(",") if arguments.only else list(PROBES)
+    failures = 0
+    for name in names:
+        started = time.monotonic()
+        try:
+            figures = PROBES[name](arguments.binary, arguments.short)
+            RESULTS[name] = {"ok": True, "seconds": round(time.monotonic() - started, 1), **figures}
+            print(f"ok    {name:18} {time.monotonic() - started:6.1f} s  {json.dumps(figures)}", flush=True)
+        except Exception as error:  # noqa: BLE001 - report every probe
+            failures += 1
+            RESULTS[name] = {"ok": False, "error": str(error)}
+            print(f"FAIL  {name:18} {time.monotonic() - started:6.1f} s  {error}", flush=True)
+    if arguments.json:
+        with open(arguments.json, "w") as handle:
+            json.dump(RESULTS, handle, indent=2)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
