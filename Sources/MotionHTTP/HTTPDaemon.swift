@@ -302,8 +302,10 @@ final class HTTPDaemon: @unchecked Sendable {
         return result
     }
 
-    /// Answers this small are always sent, whatever the held bytes (errors, health checks).
-    static let alwaysHeldBytes = 64 * 1024
+    /// Answers this small are always sent, whatever the held bytes (problems, health checks,
+    /// session states): with one answer in flight per connection, they hold at most
+    /// `maxConnections` × 4 KiB.
+    static let alwaysHeldBytes = 4 * 1024
 
     /// A response owning a malloc'd copy of `body`; freeing it gives the bytes back.
     private static func makeResponse(_ body: [UInt8], counters: HTTPDaemonCounters) -> OpaquePointer? {

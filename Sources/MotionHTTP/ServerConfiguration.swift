@@ -29,7 +29,7 @@ struct ServerConfiguration: Sendable {
     /// POST requests that may wait for a compute thread (503 with Retry-After beyond).
     var maxQueuedComputations = 64
     /// Bytes of answers queued for clients that have not read them yet (503 with Retry-After
-    /// beyond; answers up to 64 KiB are always sent).
+    /// beyond; answers up to 4 KiB are always sent).
     var maxHeldResponseBytes = 256 * 1024 * 1024
     /// Per-connection memory pool for headers and buffers, bytes (431 when headers exceed it).
     var connectionMemoryBytes = 64 * 1024
