@@ -3,7 +3,9 @@
 #ifndef MOTION_CMICROHTTPD_SHIM_H
 #define MOTION_CMICROHTTPD_SHIM_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -11,6 +13,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <microhttpd.h>
+
+/// Implemented in Swift (MotionHTTP, `@_cdecl`): receives libmicrohttpd's messages.
+extern void motion_mhd_log(void *cls, const char *message);
+
+/// libmicrohttpd's logger: formats the message and hands it to the service's logger.
+static void cmhd_log_trampoline(void *cls, const char *format, va_list arguments) {
+    char message[512];
+    vsnprintf(message, sizeof message, format, arguments);
+    motion_mhd_log(cls, message);
+}
 
 /// The URI logger's signature (libmicrohttpd declares it only inside a variadic option).
 typedef void *(*cmhd_uri_logger)(void *cls, const char *uri, struct MHD_Connection *connection);
@@ -31,6 +43,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t 
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, cls,
         MHD_OPTION_NOTIFY_CONNECTION, notify, cls,
+        MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_trampoline, cls,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,

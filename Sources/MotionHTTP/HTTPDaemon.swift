@@ -27,6 +27,7 @@ final class HTTPDaemon: @unchecked Sendable {
     let compute: ComputePool
     let connectionGuard: ConnectionGuard
     private let counters = HTTPDaemonCounters()
+    private let libraryLog = LibraryLog()
 
     /// Requests accepted and not yet answered to the end (streams included).
     var requestsInFlight: Int { counters.lock.withLock { counters.inFlight } }
@@ -206,6 +207,16 @@ final class HTTPDaemon: @unchecked Sendable {
         return MHD_Result.YES
     }
 
+    /// A message from libmicrohttpd (a refused request, a failed accept…): to the service's
+    /// log at notice level, at most `LibraryLog.perSecond` a second, so that a client sending
+    /// bad requests cannot flood the log; the suppressed ones are counted in the next line.
+    fileprivate func libraryMessage(_ text: String) {
+        guard let suppressed = libraryLog.admit(now: MonotonicClock.now()) else { return }
+        var metadata: Logger.Metadata = ["source": "libmicrohttpd"]
+        if suppressed > 0 { metadata["suppressed-before"] = "\(suppressed)" }
+        logger.notice("\(text.trimmingCharacters(in: .whitespacesAndNewlines))", metadata: metadata)
+    }
+
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         let result = queue(response, on: connection)
@@ -382,6 +393,39 @@ private final class HeldBody {
         memory.deallocate()
         counters.release(count)
     }
+}
+
+/// A per-second budget for libmicrohttpd's messages.
+private final class LibraryLog: @unchecked Sendable {
+    static let perSecond = 10
+    private let lock = NSLock()
+    private var second: UInt64 = 0
+    private var count = 0
+    private var suppressed = 0
+
+    /// nil when the message is to be dropped; else how many were dropped before it.
+    func admit(now: UInt64) -> Int? {
+        lock.withLock {
+            let current = now / 1_000_000_000
+            if current != second {
+                second = current
+                count = 0
+            }
+            count += 1
+            guard count <= Self.perSecond else {
+                suppressed += 1
+                return nil
+            }
+            defer { suppressed = 0 }
+            return suppressed
+        }
+    }
+}
+
+@_cdecl("motion_mhd_log")
+func motionMHDLog(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
+    guard let cls, let message else { return }
+    Unmanaged<HTTPDaemon>.fromOpaque(cls).takeUnretainedValue().libraryMessage(String(cString: message))
 }
 
 /// Requests whose head has arrived and whose answer is not yet sent, and the bytes of

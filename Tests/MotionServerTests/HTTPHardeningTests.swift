@@ -214,6 +214,19 @@ final class HTTPHardeningTests: ServerTestCase {
         XCTAssertEqual(server.waitForExit(timeout: 20), .exited(0))
     }
 
+    func testLibmicrohttpdMessagesGoThroughTheLoggerAndCannotFloodIt() throws {
+        let server = try startServer()
+        for _ in 0..<100 {
+            let (response, _) = try exchange(server, "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n")
+            XCTAssertEqual(response?.status, 505)
+        }
+        assertHealthy(server)
+        let lines = server.output.split(separator: "\n").filter { $0.contains("Requested HTTP version") || $0.contains("Error processing") }
+        XCTAssertFalse(lines.isEmpty, "libmicrohttpd's messages are logged\n\(server.output)")
+        XCTAssertTrue(lines.allSatisfy { $0.contains("notice") && $0.contains("source=libmicrohttpd") }, "\(lines.prefix(3))")
+        XCTAssertLessThan(lines.count, 60, "at most 10 a second, not one per bad request")
+    }
+
     /// 2,000 tracks × 1,000 frames: the largest sample count the default limits allow, about a
     /// second of CPU in a debug build.
     static let heavyDocument: String = {
