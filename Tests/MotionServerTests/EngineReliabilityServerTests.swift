@@ -38,4 +38,21 @@ final class EngineReliabilityServerTests: ServerTestCase {
         XCTAssertLessThan(after - before, 5_000, "RSS grew by \(after - before) kB over 5,000 aborted documents")
         assertHealthy(server)
     }
+
+    /// These SVG arcs used to trap the process in `EllipticalArc.pieceCount` (Double → Int
+    /// overflow, NaN piece count); now each is answered and the server stays up.
+    func testExtremeArcsAreAnsweredAndTheServerSurvives() throws {
+        let server = try startServer()
+        func document(_ svg: String) -> String {
+            #"{"fps":10,"target":{},"motion":{"type":"path","path":"\#(svg)","duration":1,"output":"dot"}}"#
+        }
+        for svg in ["M0 0 A50 1.7976931348623157e308 0 0 1 100 0", "M0 0 A1e-100 1 0 0 1 100 0"] {
+            let body = try assertProblem(try post(server, "/v1/timelines", document(svg)), status: 422)
+            XCTAssertEqual(problemEntries(body).map(\.pointer), ["/motion/path"], svg)
+            assertHealthy(server)
+        }
+        let flat = try timeline(server, document("M0 0 A50 2.2250738585072014e-308 0 0 1 100 0"))
+        XCTAssertEqual(flat["frameCount"]?.int, 11)
+        assertHealthy(server)
+    }
 }
