@@ -55,4 +55,39 @@ final class EngineReliabilityServerTests: ServerTestCase {
         XCTAssertEqual(flat["frameCount"]?.int, 11)
         assertHealthy(server)
     }
+
+    /// `--max-response-bytes` / `MOTION_MAX_RESPONSE_BYTES`: answers that would exceed it are a
+    /// 422 naming the limit, for every layout of /v1/timelines, for a stream whose one frame
+    /// would, and for a session whose watcher read would.
+    func testResponseBytesAreBoundedBeforeEncoding() throws {
+        let server = try startServer()
+        let id = String(repeating: "i", count: 100_000)
+        let manyEvents = #"{"target":{"x":0},"motion":{"type":"tween","id":"\#(id)","duration":0.001,"repeat":99998,"properties":[{"path":"x","to":1}]}}"#
+        for layout in ["tracks", "frames"] {
+            let document = manyEvents.replacingOccurrences(of: #"{"target""#, with: #"{"output":{"layout":"\#(layout)"},"target""#)
+            let body = try assertProblem(try post(server, "/v1/timelines", document), status: 422)
+            let entries = problemEntries(body)
+            XCTAssertEqual(entries.map(\.pointer), [""])
+            XCTAssertTrue(entries.first?.message.contains("(max-response-bytes)") ?? false, "\(entries)")
+        }
+        // A stream with every event on frame 0.
+        let oneFrame = #"{"target":{"x":0},"motion":{"type":"tween","id":"\#(String(repeating: "e", count: 2_000))","duration":0,"repeat":40000,"properties":[{"path":"x","to":1}]}}"#
+        let stream = try assertProblem(try post(server, "/v1/streams?speed=0", oneFrame), status: 422)
+        XCTAssertTrue(problemEntries(stream).first?.message.contains("one stream frame") ?? false, "\(stream)")
+        assertHealthy(server)
+    }
+
+    func testResponseByteLimitIsConfigurable() throws {
+        let document = #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":10,"properties":[{"path":"x","to":1}]}}"#
+        let flag = try startServer(["--max-response-bytes", "10000"])
+        let body = try assertProblem(try post(flag, "/v1/timelines", document), status: 422)
+        XCTAssertTrue(problemEntries(body).first?.message.contains("over the limit of 10000 bytes (max-response-bytes)") ?? false, "\(body)")
+        let env = try startServer(environment: ["MOTION_MAX_RESPONSE_BYTES": "10000"])
+        try assertProblem(try post(env, "/v1/timelines", document), status: 422)
+        // The default lets it through; so does a stream (one frame at a time) under the small limit.
+        let plain = try startServer()
+        _ = try timeline(plain, document)
+        let streamed = try post(flag, "/v1/streams?speed=0", document)
+        XCTAssertEqual(streamed.status, 200)
+    }
 }
