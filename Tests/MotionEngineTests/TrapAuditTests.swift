@@ -85,3 +85,70 @@ final class TrapAuditTests: XCTestCase {
                       at: "/motion/path/1/to/0", mentioning: "±1e15")
     }
 }
+
+/// The rest of the engine trap audit (docs/reliability.md, "Engine trap audit").
+extension TrapAuditTests {
+    // MARK: - Recursion depth
+
+    func testPropertyPathsHaveASegmentLimit() {
+        // 100,000 segments: walking and writing the path recursed once per segment and
+        // overflowed the stack.
+        let deep = Array(repeating: "a", count: 100_000).joined(separator: ".")
+        expectInvalid(#"{"target":{},"motion":{"type":"tween","duration":1,"properties":[{"path":"\#(deep)","from":0,"to":1}]}}"#,
+                      at: "/motion/properties/0/path", mentioning: "at most 256 segments")
+        expectInvalid(#"{"target":{},"motion":{"type":"path","path":"M0 0 L1 0","duration":1,"output":"\#(deep)"}}"#,
+                      at: "/motion/output", mentioning: "at most 256 segments")
+        // 256 segments are fine, written as nested objects.
+        let allowed = Array(repeating: "a", count: 256).joined(separator: ".")
+        XCTAssertNoThrow(try compile(#"{"target":{},"motion":{"type":"tween","duration":1,"properties":[{"path":"\#(allowed)","from":0,"to":1}]}}"#))
+        XCTAssertNil(PropertyPath(Array(repeating: "a", count: 257).joined(separator: ".")))
+        XCTAssertEqual(PropertyPath(allowed)?.segments.count, 256)
+    }
+
+    // MARK: - Overflow to infinity
+
+    func testDecayWithATinyRestVelocityEnds() throws {
+        // |v0|/restVelocity overflowed to ∞: the decay never ended and the timeline silently
+        // collapsed to a single frame at 0 with no `completed`.
+        let timeline = try compile(#"{"fps":10,"target":{"x":0},"motion":{"type":"decay","velocity":1e15,"restVelocity":1e-300,"properties":[{"path":"x"}]}}"#)
+        let duration = try XCTUnwrap(timeline.duration)
+        XCTAssertTrue(duration.isFinite && duration > 100, "\(duration)")
+        XCTAssertEqual(timeline.events.last?.kind, .completed)
+        let law = ExponentialLaw(position: 0, velocity: 1e15, lambda: ExponentialLaw.lambda(decayConstant: 0.998))
+        XCTAssertEqual(law.restTime(restVelocity: 1e-300), (log(1e15) - log(1e-300)) / law.lambda, accuracy: 1e-9)
+    }
+
+    // MARK: - Narrowing conversions
+
+    func testFrameIndexAcceptsAnyTime() throws {
+        let timeline = try compile(#"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#)
+        XCTAssertEqual(timeline.frameIndex(at: .infinity), timeline.frameCount - 1)
+        XCTAssertEqual(timeline.frameIndex(at: 1e300), timeline.frameCount - 1)
+        XCTAssertEqual(timeline.frameIndex(at: -.infinity), 0)
+        XCTAssertEqual(timeline.frameIndex(at: -1e300), 0)
+        XCTAssertEqual(timeline.frameIndex(at: .nan), 0)
+        XCTAssertEqual(timeline.frameIndex(at: 0.5), 5)
+    }
+
+    // MARK: - Integer overflow
+
+    func testSampleCountProductCannotOverflow() {
+        // With a raised sample limit the Double pre-check (1% slack) let frames × tracks past
+        // Int.max through to an Int multiplication.
+        let compiler = TimelineCompiler(limits: EngineLimits(maxSamples: .max))
+        XCTAssertThrowsError(try compiler.countFrames(window: TimeWindow(start: 0, end: 1e9), fps: 1000, tracks: 9_300_000)) { error in
+            XCTAssertTrue((error as? DocumentError)?.problems.first?.message.contains("max-samples") ?? false, "\(error)")
+        }
+    }
+
+    // MARK: - Preconditions
+
+    func testOutOfOrderSegmentsAreSortedNotTrapped() {
+        var track = Track(path: "x", base: 0)
+        let curve = Curve.tween(TweenCurve(from: 0, to: 1, timing: CycleTiming(legDuration: 1), easing: .linear, reverseEasing: .linear))
+        track.append(start: 2, curve: curve)
+        track.append(start: 1, curve: curve)
+        track.append(start: 3, curve: curve)
+        XCTAssertEqual(track.segments.map(\.start), [1, 2, 3])
+    }
+}

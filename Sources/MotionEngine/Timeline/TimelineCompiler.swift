@@ -134,7 +134,8 @@ public struct TimelineCompiler: Sendable {
             throw samplesProblem(frames: estimate, tracks: tracks)
         }
         let frames = Timeline.frameCount(window: window, fps: fps)
-        guard frames * max(1, tracks) <= limits.maxSamples else {
+        let (samples, overflow) = frames.multipliedReportingOverflow(by: max(1, tracks))
+        guard !overflow, samples <= limits.maxSamples else {
             throw samplesProblem(frames: Double(frames), tracks: tracks)
         }
         return frames
