@@ -152,3 +152,13 @@ extension TrapAuditTests {
         XCTAssertEqual(track.segments.map(\.start), [1, 2, 3])
     }
 }
+
+extension TrapAuditTests {
+    func testRaisedLimitsDoNotOverflow() throws {
+        // `2 * maxEvents + 4` trapped for every repeating tween when max-events was near Int.max.
+        let limits = EngineLimits(maxSamples: .max, maxEvents: .max, maxProperties: .max, maxResponseBytes: .max)
+        let timeline = try compile(#"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"repeat":3,"properties":[{"path":"x","to":1}]}}"#, limits: limits)
+        XCTAssertEqual(timeline.events.filter { $0.kind == .repeated }.count, 3)
+        XCTAssertFalse(TimelineEncoder.encode(timeline).isEmpty)
+    }
+}

@@ -57,6 +57,13 @@ final class Scheduler {
         queue.push(time: time, order: order, body)
     }
 
+    /// Cycles a leaf's boundary walk may visit: twice the event limit and a few, saturating
+    /// (a raised `maxEvents` near `Int.max` must not overflow).
+    private var maxBoundarySteps: Int {
+        let (doubled, overflow) = limits.maxEvents.multipliedReportingOverflow(by: 2)
+        return overflow || doubled > Int.max - 4 ? Int.max : doubled + 4
+    }
+
     private var eventsOverflow: String {
         "the timeline holds more than \(limits.maxEvents) events (max-events); sample a shorter window"
     }
@@ -223,7 +230,7 @@ final class Scheduler {
             if seen.contains(where: { $0.start == start && $0.timing == timing }) { continue }
             seen.append((start, timing))
             let finished = timing.forEachBoundary(from: windowStart - start, through: limit - start,
-                                                  maxSteps: 2 * limits.maxEvents + 4) { boundary in
+                                                  maxSteps: maxBoundarySteps) { boundary in
                 boundaries.append((start + boundary.time, boundary.cycle, boundary.kind))
                 return boundaries.count <= limits.maxEvents
             }
