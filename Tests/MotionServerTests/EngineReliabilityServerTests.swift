@@ -90,4 +90,27 @@ final class EngineReliabilityServerTests: ServerTestCase {
         let streamed = try post(flag, "/v1/streams?speed=0", document)
         XCTAssertEqual(streamed.status, 200)
     }
+
+    /// A watcher read that writes several due frames used to write, after each frame, every
+    /// event since the previous read, so the events of the first frames were repeated (and a
+    /// read could hold backlog × the events, past what max-response-bytes allows for).
+    func testWatcherWritesEachEventOnce() throws {
+        let server = try startServer()
+        // 200 cycles of 0.05 s: a `repeated` every 0.05 s; at speed 20 frames come every
+        // 0.8 ms of wall time, so reads carry several frames each.
+        let document = #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","id":"t","duration":0.05,"repeat":199,"properties":[{"path":"x","to":1}]}}"#
+        let created = try post(server, "/v1/sessions?speed=20", document)
+        XCTAssertEqual(created.status, 201, created.text)
+        let id = try XCTUnwrap(try created.json()["id"]?.string)
+        let client = try server.client(readTimeout: 10)
+        defer { client.close() }
+        try client.sendRequest("GET", "/v1/sessions/\(id)/frames", headers: [])
+        XCTAssertEqual(try client.readResponseHead().status, 200)
+        let lines = try StreamLineReader(client).read(until: { $0["end"] != nil }, limit: 100_000)
+        let events = lines.filter { $0["event"]?.string == "repeated" }.compactMap { $0["time"]?.double }
+        let frames = lines.filter { $0["frame"] != nil && $0["event"] == nil }.count
+        XCTAssertGreaterThan(events.count, 50, "\(frames) frames")
+        XCTAssertEqual(events.count, Set(events).count, "repeated events written more than once: \(events.count) lines for \(Set(events).count) events")
+        XCTAssertEqual(events, events.sorted())
+    }
 }
