@@ -36,7 +36,8 @@ public enum OutputSize {
         case .response: return response(timeline, limit: limit)
         case .stream: return largestStreamFrame(timeline, limit: limit)
         case .session(let backlog):
-            let frames = Double(max(1, min(backlog, timeline.frameCount)))
+            // The backlog, not the frame count: a retarget can lengthen the window later.
+            let frames = Double(max(1, backlog))
             return frames * (frameLineOverhead + trackRowBytes(timeline))
                 + eventsBytes(timeline.events, limit: limit) + 1024
         }
