@@ -113,4 +113,28 @@ final class EngineReliabilityServerTests: ServerTestCase {
         XCTAssertEqual(events.count, Set(events).count, "repeated events written more than once: \(events.count) lines for \(Set(events).count) events")
         XCTAssertEqual(events, events.sorted())
     }
+
+    /// The deepest structures the limits allow (a `target` nested 250 levels, a property path
+    /// of 256 segments writing 6 levels below it) are computed on the server's threads without
+    /// exhausting their stacks; a path of 257 segments is a 422.
+    func testDeepestAllowedPathsAreComputed() throws {
+        let server = try startServer()
+        let depth = 250
+        // t.a.a…a (249 a's) holds {"a": 0}; the path goes on into new objects b.b.…
+        let target = String(repeating: #"{"a":"#, count: depth) + "0" + String(repeating: "}", count: depth)
+        func document(_ layout: String, extra: Int) -> String {
+            let path = (["t"] + Array(repeating: "a", count: depth - 1) + Array(repeating: "b", count: extra)).joined(separator: ".")
+            return #"{"fps":10,"output":{"layout":"\#(layout)"},"target":{"t":\#(target)},"motion":{"type":"tween","duration":1,"properties":[{"path":"\#(path)","from":0,"to":1}]}}"#
+        }
+        for layout in ["tracks", "frames"] {
+            let allowed = document(layout, extra: 6)  // 1 + 249 + 6 = 256 segments
+            let response = try post(server, "/v1/timelines", allowed)
+            XCTAssertEqual(response.status, 200, String(response.text.prefix(300)))
+            let streamed = try post(server, "/v1/streams?speed=0", allowed)
+            XCTAssertEqual(streamed.status, 200, String(streamed.text.prefix(300)))
+            let refused = try assertProblem(try post(server, "/v1/timelines", document(layout, extra: 7)), status: 422)
+            XCTAssertTrue(problemEntries(refused).first?.message.contains("at most 256 segments") ?? false)
+        }
+        assertHealthy(server)
+    }
 }
