@@ -162,3 +162,30 @@ extension TrapAuditTests {
         XCTAssertFalse(TimelineEncoder.encode(timeline).isEmpty)
     }
 }
+
+extension TrapAuditTests {
+    /// Checked, not changed: the session clock clamps every seek into the window and only
+    /// divides `Double`s, so extreme speeds and seek times give clamped times, never a trap.
+    func testSessionClockExtremes() throws {
+        for speed in [5e-324, 1e-300, 1e6, 1e308] {
+            var clock = SessionClock(start: 0, end: 10, speed: speed, wall: 100)
+            for wall in [100.0, 100.5, 1e300, .infinity] {
+                let t = clock.time(atWall: wall)
+                XCTAssertTrue((0...10).contains(t), "speed \(speed) wall \(wall): \(t)")
+            }
+            for seek in [Double.nan, .infinity, -.infinity, 1e300, -1e300, 5] {
+                var copy = clock
+                try? copy.apply(.seek, time: seek, atWall: 100.25)  // a completed clock refuses (409)
+                XCTAssertTrue((0...10).contains(copy.time(atWall: 100.25)), "seek \(seek)")
+            }
+            try? clock.apply(.reverse, atWall: 100.1)
+            _ = clock.wall(atTime: 5)
+            _ = clock.completionWall
+        }
+        let timeline = try compile(#"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#)
+        for t in [Double.nan, .infinity, -1e300, 1e300] {
+            _ = timeline.document(at: t)
+            _ = try? timeline.retargeting("x", to: .number(5), at: t)
+        }
+    }
+}
