@@ -66,7 +66,7 @@ struct Handlers: Sendable {
 
     func stream(_ request: HTTPRequest) -> HTTPResponse {
         let timeline: Timeline, speed: Double
-        switch compiledRequest(request, allowZeroSpeed: true) {
+        switch compiledRequest(request, allowZeroSpeed: true, for: .stream) {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
         }
@@ -81,7 +81,8 @@ struct Handlers: Sendable {
 
     /// What `/v1/streams` and `/v1/sessions` start with: the refusals (draining, not JSON),
     /// the `speed` parameter, then the compiled document — each problem before the next step.
-    private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool) -> Result<(Timeline, Double), ProblemDetails> {
+    /// `use` says which output must fit `max-response-bytes` (one stream frame, one watcher read).
+    private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool, for use: OutputSize.Use) -> Result<(Timeline, Double), ProblemDetails> {
         if let refusal = refuseComputing(request) { return .failure(refusal) }
         let speed: Double
         switch Self.speed(request, allowZero: allowZeroSpeed) {
@@ -89,7 +90,7 @@ struct Handlers: Sendable {
         case .failure(let problem): return .failure(problem)
         }
         do {
-            return .success((try compiler.compile(request.body), speed))
+            return .success((try compiler.compile(request.body, for: use), speed))
         } catch {
             return .failure(ProblemDetails.from(error))
         }
@@ -99,7 +100,7 @@ struct Handlers: Sendable {
 
     func createSession(_ request: HTTPRequest) -> HTTPResponse {
         let timeline: Timeline, speed: Double
-        switch compiledRequest(request, allowZeroSpeed: false) {
+        switch compiledRequest(request, allowZeroSpeed: false, for: .session(backlogFrames: configuration.maxBacklogFrames)) {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
         }

@@ -241,9 +241,13 @@ final class LiveSession: @unchecked Sendable {
                 // Grid samples crossed since the last frame, in the direction of travel.
                 let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
                 dropped = skipped
+                // Each frame carries the events since the frame before it (not since `last`,
+                // which would repeat earlier frames' events).
+                var previous = last
                 for t in due {
                     writeFrame(at: t, format: format, into: &bytes)
-                    if t > last { writeEvents(after: last, through: t, format: format, into: &bytes) }
+                    if t > previous { writeEvents(after: previous, through: t, format: format, into: &bytes) }
+                    previous = t
                 }
                 sent += due.count
                 state.lastTime = now

@@ -103,7 +103,8 @@ public enum Documents {
 public enum Engine {
     /// Limits wide enough for the scaling series.
     public static let benchLimits = EngineLimits(maxSamples: 50_000_000, maxFPS: 1000, maxDepth: 64,
-                                                 maxEvents: 1_000_000, maxProperties: 100_000)
+                                                 maxEvents: 1_000_000, maxProperties: 100_000,
+                                                 maxResponseBytes: .max)
 
     /// Compiles `text`, or says why not.
     public static func compile(_ text: String, limits: EngineLimits = benchLimits) -> Result<Timeline, DocumentError> {

@@ -255,7 +255,7 @@ public struct DocumentDecoder: Sendable {
     func decodePath(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> PropertyPath? {
         guard let text = reader.string("path", required: true) else { return nil }
         guard let path = PropertyPath(text) else {
-            diagnostics.invalid(reader.pointer("path"), "'\(text)' is not a property path: expected dot-separated, non-empty segments")
+            diagnostics.invalid(reader.pointer("path"), PropertyPath.problem(text))
             return nil
         }
         return path
@@ -346,7 +346,7 @@ public struct DocumentDecoder: Sendable {
         func propertyPath(_ key: String) -> PropertyPath? {
             guard let text = reader.string(key) else { return nil }
             guard let path = PropertyPath(text) else {
-                diagnostics.invalid(reader.pointer(key), "'\(text)' is not a property path: expected dot-separated, non-empty segments")
+                diagnostics.invalid(reader.pointer(key), PropertyPath.problem(text))
                 return nil
             }
             return path

@@ -2,11 +2,31 @@
 public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
     public let segments: [String]
 
-    /// Parses a dotted path; nil when it is empty or has an empty segment.
+    /// Most segments in a path: as deep as JSON nesting may go (`JSONParser.defaultMaxDepth`).
+    /// Paths are walked and written recursively (and so are the values they create), so a
+    /// path of 100,000 segments would overflow the stack.
+    public static let maxSegments = 256
+
+    /// Parses a dotted path; nil when it is empty, has an empty segment or more than
+    /// `maxSegments` segments.
     public init?(_ text: String) {
+        var dots = 0
+        for byte in text.utf8 where byte == UInt8(ascii: ".") {
+            dots += 1
+            if dots >= Self.maxSegments { return nil }
+        }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !text.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
         segments = parts
+    }
+
+    /// Why `text` is not a path (for a 422 message).
+    public static func problem(_ text: String) -> String {
+        let segments = text.utf8.reduce(1) { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) }
+        if segments > maxSegments {
+            return "a property path has at most \(maxSegments) segments, not \(segments)"
+        }
+        return "'\(text)' is not a property path: expected dot-separated, non-empty segments"
     }
 
     public init(segments: [String]) { self.segments = segments }

@@ -1,8 +1,10 @@
 /// Writes the `POST /v1/timelines` response body (API §4).
 public enum TimelineEncoder {
     public static func encode(_ timeline: Timeline) -> [UInt8] {
-        let samples = timeline.frameCount * max(1, timeline.tracks.count)
-        var w = JSONWriter(capacity: 256 + samples * 20)
+        // Reserve for the samples up to the default sample limit; beyond it (a raised limit)
+        // the buffer grows as it is written. Saturating: a product that overflows must not trap.
+        let (samples, overflow) = timeline.frameCount.multipliedReportingOverflow(by: max(1, timeline.tracks.count))
+        var w = JSONWriter(capacity: 256 + (overflow ? 2_000_000 : min(samples, 2_000_000)) * 20)
         w.raw("{\"fps\":")
         w.number(timeline.fps)
         w.raw(",\"duration\":")

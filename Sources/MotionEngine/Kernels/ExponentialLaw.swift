@@ -67,7 +67,9 @@ public struct ExponentialLaw: Sendable, Equatable {
         let speed = Swift.abs(velocity)
         if speed <= restVelocity || lambda == .infinity { return 0 }
         if restVelocity <= 0 || lambda == 0 { return .infinity }
-        return log(speed / restVelocity) / lambda
+        // ln|v0| − ln(restVelocity), not ln(|v0|/restVelocity): the quotient overflows to ∞
+        // for a tiny restVelocity (1e15 / 1e-300), which made a decay never end.
+        return (log(speed) - log(restVelocity)) / lambda
     }
 
     /// The time (s) at which the body has travelled `distance` (≥ 0) in its direction of

@@ -20,6 +20,9 @@ struct EllipticalArc: Sendable, Equatable {
         /// A radius is 0 (or the ellipse is so large that the arc is straight to 1e−12): a line.
         case line
         case arc(EllipticalArc)
+        /// Radii too small to reach the end point would have to be scaled up to a radius over
+        /// `maxScaledRadius` (a tiny radius beside a larger one): refused.
+        case tooLarge(radius: Double)
     }
 
     let start: PathPoint
@@ -36,12 +39,19 @@ struct EllipticalArc: Sendable, Equatable {
     /// Most pieces for one arc (reached only for extremely eccentric ellipses).
     static let maxPieces = 256
 
+    /// The largest radius an arc may be scaled up to (radii too small to reach the end point are
+    /// scaled up uniformly; with a tiny radius beside a larger one that can be astronomically
+    /// large). Input coordinates and radii are within ±1e15, so every circle between two points
+    /// of the path fits; beyond this the arc's samples would leave the engine's value range.
+    static let maxScaledRadius = 1e16  // messages say "1e16"
+
     static func make(from start: PathPoint, rx: Double, ry: Double, rotationDegrees: Double,
                      largeArc: Bool, sweep: Bool, to end: PathPoint) -> Conversion {
         if start == end { return .omitted }
         var rx = abs(rx)
         var ry = abs(ry)
         if rx == 0 || ry == 0 { return .line }
+        guard rx.isFinite, ry.isFinite, rotationDegrees.isFinite else { return .line }
         let phi = rotationDegrees.truncatingRemainder(dividingBy: 360) * .pi / 180
         let cosPhi = cos(phi)
         let sinPhi = sin(phi)
@@ -50,22 +60,28 @@ struct EllipticalArc: Sendable, Equatable {
         let dy = (start.y - end.y) / 2
         let x1 = cosPhi * dx + sinPhi * dy
         let y1 = -sinPhi * dx + cosPhi * dy
-        // Out-of-range radii: scale up so that the ellipse just reaches the end point.
-        let lambda = (x1 / rx) * (x1 / rx) + (y1 / ry) * (y1 / ry)
-        if lambda > 1 {
-            let scale = lambda.squareRoot()
-            rx *= scale
-            ry *= scale
+        // Out-of-range radii: Λ = (x1/rx)² + (y1/ry)²; when Λ > 1 the radii are scaled by √Λ so
+        // that the ellipse just reaches the end point. √Λ is computed on radii normalised to a
+        // largest radius of 1 (`fit` is the largest radius that just reaches), so tiny radii
+        // neither overflow Λ nor lose their ratio.
+        let largest = Swift.max(rx, ry)
+        let fit = hypot(x1 / (rx / largest), y1 / (ry / largest))
+        let reach = fit / largest  // √Λ; may be +∞ when the radii are tiny
+        guard !reach.isNaN else { return .line }
+        if reach > 1 {
+            guard fit <= maxScaledRadius else { return .tooLarge(radius: fit) }
+            rx = rx / largest * fit
+            ry = ry / largest * fit
         }
         // An ellipse so large that the short arc is straight to 1e−12 of its chord (or whose
         // computation would underflow) is a line.
-        if lambda == 0 || (!largeArc && lambda < 1e-24) { return .line }
-        // Step 2: the center in the ellipse's axes; (1 − Λ)/Λ is the SVG notes' radicand
-        // divided through by rx²ry².
+        if reach == 0 || (!largeArc && reach < 1e-12) { return .line }
+        // Step 2: the center in the ellipse's axes: ±√((1 − Λ)/Λ) · (rx·y1/ry, −ry·x1/rx), written
+        // with (y1/ry)/√Λ and (x1/rx)/√Λ (each at most 1), so no product overflows.
         let sign: Double = largeArc != sweep ? 1 : -1
-        let coefficient = sign * Swift.max(0, (1 - Swift.min(lambda, 1)) / Swift.min(lambda, 1)).squareRoot()
-        let cx = coefficient * rx * y1 / ry
-        let cy = -coefficient * ry * x1 / rx
+        let root = reach >= 1 ? 0 : sign * Swift.max(0, 1 - reach * reach).squareRoot()
+        let cx = reach >= 1 ? 0 : root * rx * (y1 / ry / reach)
+        let cy = reach >= 1 ? 0 : -root * ry * (x1 / rx / reach)
         // Step 4: angles. u is the start on the unit circle, w = v − u the chord to the end.
         let ux = (x1 - cx) / rx
         let uy = (y1 - cy) / ry
@@ -86,9 +102,13 @@ struct EllipticalArc: Sendable, Equatable {
         return Swift.min(.pi / 2, 0.35 * pow(eccentricity, -0.2))
     }
 
+    /// Equal pieces of at most `maxPieceSweep`, 1 … `maxPieces`. The count is clamped as a
+    /// `Double` before it becomes an `Int`: an extremely eccentric ellipse (a radius ratio that
+    /// overflows) asks for infinitely many.
     var pieceCount: Int {
         let pieces = (abs(deltaTheta) / maxPieceSweep * (1 - 1e-12)).rounded(.up)
-        return Swift.min(EllipticalArc.maxPieces, Swift.max(1, Int(pieces)))
+        guard pieces.isFinite else { return EllipticalArc.maxPieces }
+        return Int(Swift.min(Double(EllipticalArc.maxPieces), Swift.max(1, pieces)))
     }
 
     /// The point at unit-circle angle `theta1 + offset` on the true ellipse.

@@ -135,8 +135,8 @@ public enum PathElement: Sendable, Equatable {
                 failed = true
                 continue
             }
-            guard n.isFinite else {
-                reader.diagnostics.invalid(JSONPointer.appending(pointer, index), "must be a finite number")
+            guard abs(n) <= ObjectReader.maximumMagnitude else {
+                reader.diagnostics.invalid(JSONPointer.appending(pointer, index), "must be within ±1e15, not \(format(n))")
                 failed = true
                 continue
             }

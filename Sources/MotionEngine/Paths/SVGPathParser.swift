@@ -143,6 +143,9 @@ private struct Parser {
         guard let value = Double(token), value.isFinite else {
             throw error("number '\(token)' is out of range", at: start)
         }
+        guard abs(value) <= Self.maximumMagnitude else {
+            throw error("number '\(token)' is outside ±1e15", at: start)
+        }
         return value
     }
 
@@ -154,9 +157,19 @@ private struct Parser {
         return bytes[i - 1] == 0x31
     }
 
+    /// Numbers and the absolute coordinates they lead to are within ±1e15, like every other
+    /// number in a document (so arc and length arithmetic stays finite).
+    static let maximumMagnitude = ObjectReader.maximumMagnitude
+
     mutating func coordinate(_ what: String, after command: UInt8, relative: Bool, origin: Double) throws(PathSyntaxError) -> Double {
+        let start = i
         let value = try number(what, after: command)
-        return relative ? origin + value : value
+        guard relative else { return value }
+        let absolute = origin + value
+        guard abs(absolute) <= Self.maximumMagnitude else {
+            throw error("the relative \(what) of '\(Character(Unicode.Scalar(command)))' leads to \(format(absolute)), outside ±1e15", at: start)
+        }
+        return absolute
     }
 
     mutating func pair(_ what: String, after command: UInt8, relative: Bool) throws(PathSyntaxError) -> PathPoint {
@@ -335,6 +348,8 @@ private struct Parser {
             return
         case .line:
             try emit(.line(to: point))
+        case .tooLarge(let radius):
+            throw error("the arc's radii are too small to reach its end point and would have to be scaled up to a radius of \(radius.isFinite ? format(radius.rounded()) : "infinity"), over 1e16 (a radius far smaller than the other)", at: commandOffset)
         case .arc(let arc):
             let pieces = arc.pieceCount
             try reserve(pieces)

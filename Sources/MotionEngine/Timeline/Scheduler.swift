@@ -23,8 +23,10 @@ final class Scheduler {
     /// Actions after this time are not run (the window end, for motions that never end).
     private let horizon: Double
     private var queue = ActionQueue()
-    private var playCount = 0
+    private(set) var playCount = 0
     private(set) var overflow: String?
+    /// The root's play, for tests that check it is freed (weak: the scheduler owns no play).
+    private(set) weak var rootPlay: Play?
 
     init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double) {
         self.builder = TrackBuilder(target: target, diagnostics: diagnostics)
@@ -34,7 +36,12 @@ final class Scheduler {
     }
 
     /// Plays the root and runs every action; returns the end time (nil if it never ends).
+    ///
+    /// Pending actions hold closures that reference this scheduler and the plays; when the run
+    /// stops early (a limit, a 422, the window's end) they are dropped here, so nothing of the
+    /// run outlives it.
     func run(_ root: MotionNode) -> Double? {
+        defer { queue = ActionQueue() }
         var end: Double?
         play(root, at: 0, part: .full) { time, _ in end = time }
         while overflow == nil, let action = queue.pop() {
@@ -48,6 +55,13 @@ final class Scheduler {
 
     private func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
         queue.push(time: time, order: order, body)
+    }
+
+    /// Cycles a leaf's boundary walk may visit: twice the event limit and a few, saturating
+    /// (a raised `maxEvents` near `Int.max` must not overflow).
+    private var maxBoundarySteps: Int {
+        let (doubled, overflow) = limits.maxEvents.multipliedReportingOverflow(by: 2)
+        return overflow || doubled > Int.max - 4 ? Int.max : doubled + 4
     }
 
     private var eventsOverflow: String {
@@ -93,6 +107,7 @@ final class Scheduler {
     func play(_ node: MotionNode, at t: Double, part: Part, done: @escaping (Double, Play) -> Void) {
         guard countPlay() else { return }
         let play = Play(node: node)
+        if rootPlay == nil { rootPlay = play }
         let suppressCompleted = part == .outward && !Self.returnsHome(node)
         let finish: (Double) -> Void = { [unowned self] end in
             if !suppressCompleted { emit(.completed, node.header, at: end) }
@@ -215,7 +230,7 @@ final class Scheduler {
             if seen.contains(where: { $0.start == start && $0.timing == timing }) { continue }
             seen.append((start, timing))
             let finished = timing.forEachBoundary(from: windowStart - start, through: limit - start,
-                                                  maxSteps: 2 * limits.maxEvents + 4) { boundary in
+                                                  maxSteps: maxBoundarySteps) { boundary in
                 boundaries.append((start + boundary.time, boundary.cycle, boundary.kind))
                 return boundaries.count <= limits.maxEvents
             }
@@ -486,7 +501,9 @@ final class Scheduler {
         func runCycle(_ cycleStart: Double) {
             at(cycleStart, order: header.order) { [unowned self] in
                 if cycle == 0 { emit(.started, header, at: cycleStart) } else { emit(.repeated, header, at: cycleStart) }
-                play.children = Array(repeating: play, count: group.children.count)
+                // Placeholders until each child's play hands itself over; never `play` itself,
+                // which would make the play own itself when a child never finishes.
+                play.children = group.children.map { Play(node: $0) }
                 let endCycle: (Double) -> Void = { end in
                     cycle += 1
                     if case .count(let n) = timing.repetition, cycle > n { return finish(end) }

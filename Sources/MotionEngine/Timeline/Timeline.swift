@@ -83,8 +83,12 @@ public struct Timeline: Sendable {
     }
 
     /// The index of the first sample at or after t (clamped to the last sample).
+    /// Any t is accepted: the estimate is clamped as a `Double` before it becomes an `Int`
+    /// (a far-off, infinite or NaN time would otherwise trap).
     public func frameIndex(at t: Double) -> Int {
-        var k = max(0, min(frameCount - 1, Int((((t - window.start) * fps) - 1e-6).rounded(.up))))
+        let estimate = (((t - window.start) * fps) - 1e-6).rounded(.up)
+        let last = Double(max(0, frameCount - 1))
+        var k = estimate >= last ? Int(last) : (estimate > 0 ? Int(estimate) : 0)
         while k > 0, time(ofFrame: k - 1) >= t - timeEpsilon { k -= 1 }
         while k < frameCount - 1, time(ofFrame: k) < t - timeEpsilon { k += 1 }
         return k

@@ -5,12 +5,13 @@ public struct TimelineCompiler: Sendable {
 
     public init(limits: EngineLimits = .default) { self.limits = limits }
 
-    /// Decodes and compiles a request body.
-    public func compile(_ body: [UInt8]) throws(DocumentError) -> Timeline {
-        try compile(DocumentDecoder(limits: limits).decode(body))
+    /// Decodes and compiles a request body whose output goes to `use` (its size is checked
+    /// against `maxResponseBytes` for that use).
+    public func compile(_ body: [UInt8], for use: OutputSize.Use = .response) throws(DocumentError) -> Timeline {
+        try compile(DocumentDecoder(limits: limits).decode(body), for: use)
     }
 
-    public func compile(_ document: TimelineDocument) throws(DocumentError) -> Timeline {
+    public func compile(_ document: TimelineDocument, for use: OutputSize.Use = .response) throws(DocumentError) -> Timeline {
         let diagnostics = Diagnostics()
         let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
@@ -37,9 +38,26 @@ public struct TimelineCompiler: Sendable {
             .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
             .map(\.element)
 
-        return Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
-                        tracks: builder.tracks, outputs: builder.outputs, events: events,
-                        options: document.output, target: document.target)
+        let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
+                                tracks: builder.tracks, outputs: builder.outputs, events: events,
+                                options: document.output, target: document.target)
+        try checkOutputSize(timeline, for: use)
+        return timeline
+    }
+
+    /// Refuses a timeline whose output for `use` could exceed `maxResponseBytes` (422).
+    func checkOutputSize(_ timeline: Timeline, for use: OutputSize.Use) throws(DocumentError) {
+        let limit = limits.maxResponseBytes
+        let bytes = OutputSize.estimate(timeline, for: use, limit: limit)
+        guard bytes > Double(limit) else { return }
+        let what: String
+        switch use {
+        case .response: what = "the response"
+        case .stream: what = "one stream frame with its events"
+        case .session(let backlog): what = "one session watcher read (up to \(backlog) frames and the events)"
+        }
+        let message = "\(what) would be up to about \(format(bytes.rounded(.up))) bytes, over the limit of \(limit) bytes (max-response-bytes); sample a shorter window or a lower fps, use shorter ids and property paths, or leave out events"
+        throw DocumentError([Problem(pointer: "", message: message, kind: .invalid)])
     }
 
     /// Whether the motion never ends; reports steps that could never start and cycles of
@@ -116,7 +134,8 @@ public struct TimelineCompiler: Sendable {
             throw samplesProblem(frames: estimate, tracks: tracks)
         }
         let frames = Timeline.frameCount(window: window, fps: fps)
-        guard frames * max(1, tracks) <= limits.maxSamples else {
+        let (samples, overflow) = frames.multipliedReportingOverflow(by: max(1, tracks))
+        guard !overflow, samples <= limits.maxSamples else {
             throw samplesProblem(frames: Double(frames), tracks: tracks)
         }
         return frames

@@ -47,7 +47,13 @@ public struct Track: Sendable {
             additive.append(Additive(segment: segment, weight: blend.weight, from: blend.from))
             return
         }
-        precondition(segments.last.map { $0.start <= start } ?? true, "segments must be appended in start order")
+        // The scheduler appends in start order (actions run in time order and append at their
+        // own time); should that ever not hold, keep the segments sorted rather than trap.
+        if let last = segments.last, last.start > start {
+            let position = segments.firstIndex { $0.start > start } ?? segments.count
+            segments.insert(segment, at: position)
+            return
+        }
         segments.append(segment)
     }
 

@@ -1,0 +1,140 @@
+import Foundation
+import XCTest
+
+/// Server-level checks for engine reliability fixes (issues #11, #19): documents that used to
+/// trap the process, leak per request, or ask for unbounded output.
+final class EngineReliabilityServerTests: ServerTestCase {
+    /// 422: the spring would not rest within an hour.
+    static let unrestingSpring = #"{"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":1,"properties":[{"path":"y","to":1}]},{"type":"spring","response":0.5,"dampingRatio":0.00006,"properties":[{"path":"x","to":100}]}]}}"#
+    /// 422 (max-events): a tween repeating 200,000 times beside a second child.
+    static let tooManyRepeats = #"{"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":1,"repeat":200000,"properties":[{"path":"y","to":1}]},{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}]}}"#
+
+    private func residentKilobytes(_ pid: pid_t) -> Int? {
+        guard let status = readProcFile("/proc/\(pid)/status") else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }
+    }
+
+    /// Aborted group schedules used to keep their plays (and, when the run stopped with actions
+    /// still queued, the whole scheduler) alive: memory grew with every 422.
+    func testAbortedSchedulesDoNotLeak() throws {
+        let server = try startServer()
+        let client = try server.client(readTimeout: 30)
+        defer { client.close() }
+        let documents = [Self.unrestingSpring, Self.tooManyRepeats]
+        func replay(_ count: Int) throws {
+            for index in 0..<count {
+                let response = try client.postJSON("/v1/timelines", documents[index % documents.count])
+                guard response.status == 422 else {
+                    throw TestServerError(description: "expected 422, got \(response.status): \(response.text)")
+                }
+            }
+        }
+        try replay(500)
+        let before = try XCTUnwrap(residentKilobytes(server.pid))
+        try replay(5_000)
+        let after = try XCTUnwrap(residentKilobytes(server.pid))
+        print("RSS after 500 aborted documents: \(before) kB; after 5,000 more: \(after) kB")
+        XCTAssertLessThan(after - before, 5_000, "RSS grew by \(after - before) kB over 5,000 aborted documents")
+        assertHealthy(server)
+    }
+
+    /// These SVG arcs used to trap the process in `EllipticalArc.pieceCount` (Double → Int
+    /// overflow, NaN piece count); now each is answered and the server stays up.
+    func testExtremeArcsAreAnsweredAndTheServerSurvives() throws {
+        let server = try startServer()
+        func document(_ svg: String) -> String {
+            #"{"fps":10,"target":{},"motion":{"type":"path","path":"\#(svg)","duration":1,"output":"dot"}}"#
+        }
+        for svg in ["M0 0 A50 1.7976931348623157e308 0 0 1 100 0", "M0 0 A1e-100 1 0 0 1 100 0"] {
+            let body = try assertProblem(try post(server, "/v1/timelines", document(svg)), status: 422)
+            XCTAssertEqual(problemEntries(body).map(\.pointer), ["/motion/path"], svg)
+            assertHealthy(server)
+        }
+        let flat = try timeline(server, document("M0 0 A50 2.2250738585072014e-308 0 0 1 100 0"))
+        XCTAssertEqual(flat["frameCount"]?.int, 11)
+        assertHealthy(server)
+    }
+
+    /// `--max-response-bytes` / `MOTION_MAX_RESPONSE_BYTES`: answers that would exceed it are a
+    /// 422 naming the limit, for every layout of /v1/timelines, for a stream whose one frame
+    /// would, and for a session whose watcher read would.
+    func testResponseBytesAreBoundedBeforeEncoding() throws {
+        let server = try startServer()
+        let id = String(repeating: "i", count: 100_000)
+        let manyEvents = #"{"target":{"x":0},"motion":{"type":"tween","id":"\#(id)","duration":0.001,"repeat":99998,"properties":[{"path":"x","to":1}]}}"#
+        for layout in ["tracks", "frames"] {
+            let document = manyEvents.replacingOccurrences(of: #"{"target""#, with: #"{"output":{"layout":"\#(layout)"},"target""#)
+            let body = try assertProblem(try post(server, "/v1/timelines", document), status: 422)
+            let entries = problemEntries(body)
+            XCTAssertEqual(entries.map(\.pointer), [""])
+            XCTAssertTrue(entries.first?.message.contains("(max-response-bytes)") ?? false, "\(entries)")
+        }
+        // A stream with every event on frame 0.
+        let oneFrame = #"{"target":{"x":0},"motion":{"type":"tween","id":"\#(String(repeating: "e", count: 2_000))","duration":0,"repeat":40000,"properties":[{"path":"x","to":1}]}}"#
+        let stream = try assertProblem(try post(server, "/v1/streams?speed=0", oneFrame), status: 422)
+        XCTAssertTrue(problemEntries(stream).first?.message.contains("one stream frame") ?? false, "\(stream)")
+        assertHealthy(server)
+    }
+
+    func testResponseByteLimitIsConfigurable() throws {
+        let document = #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":10,"properties":[{"path":"x","to":1}]}}"#
+        let flag = try startServer(["--max-response-bytes", "10000"])
+        let body = try assertProblem(try post(flag, "/v1/timelines", document), status: 422)
+        XCTAssertTrue(problemEntries(body).first?.message.contains("over the limit of 10000 bytes (max-response-bytes)") ?? false, "\(body)")
+        let env = try startServer(environment: ["MOTION_MAX_RESPONSE_BYTES": "10000"])
+        try assertProblem(try post(env, "/v1/timelines", document), status: 422)
+        // The default lets it through; so does a stream (one frame at a time) under the small limit.
+        let plain = try startServer()
+        _ = try timeline(plain, document)
+        let streamed = try post(flag, "/v1/streams?speed=0", document)
+        XCTAssertEqual(streamed.status, 200)
+    }
+
+    /// A watcher read that writes several due frames used to write, after each frame, every
+    /// event since the previous read, so the events of the first frames were repeated (and a
+    /// read could hold backlog × the events, past what max-response-bytes allows for).
+    func testWatcherWritesEachEventOnce() throws {
+        let server = try startServer()
+        // 200 cycles of 0.05 s: a `repeated` every 0.05 s; at speed 20 frames come every
+        // 0.8 ms of wall time, so reads carry several frames each.
+        let document = #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","id":"t","duration":0.05,"repeat":199,"properties":[{"path":"x","to":1}]}}"#
+        let created = try post(server, "/v1/sessions?speed=20", document)
+        XCTAssertEqual(created.status, 201, created.text)
+        let id = try XCTUnwrap(try created.json()["id"]?.string)
+        let client = try server.client(readTimeout: 10)
+        defer { client.close() }
+        try client.sendRequest("GET", "/v1/sessions/\(id)/frames", headers: [])
+        XCTAssertEqual(try client.readResponseHead().status, 200)
+        let lines = try StreamLineReader(client).read(until: { $0["end"] != nil }, limit: 100_000)
+        let events = lines.filter { $0["event"]?.string == "repeated" }.compactMap { $0["time"]?.double }
+        let frames = lines.filter { $0["frame"] != nil && $0["event"] == nil }.count
+        XCTAssertGreaterThan(events.count, 50, "\(frames) frames")
+        XCTAssertEqual(events.count, Set(events).count, "repeated events written more than once: \(events.count) lines for \(Set(events).count) events")
+        XCTAssertEqual(events, events.sorted())
+    }
+
+    /// The deepest structures the limits allow (a `target` nested 250 levels, a property path
+    /// of 256 segments writing 6 levels below it) are computed on the server's threads without
+    /// exhausting their stacks; a path of 257 segments is a 422.
+    func testDeepestAllowedPathsAreComputed() throws {
+        let server = try startServer()
+        let depth = 250
+        // t.a.a…a (249 a's) holds {"a": 0}; the path goes on into new objects b.b.…
+        let target = String(repeating: #"{"a":"#, count: depth) + "0" + String(repeating: "}", count: depth)
+        func document(_ layout: String, extra: Int) -> String {
+            let path = (["t"] + Array(repeating: "a", count: depth - 1) + Array(repeating: "b", count: extra)).joined(separator: ".")
+            return #"{"fps":10,"output":{"layout":"\#(layout)"},"target":{"t":\#(target)},"motion":{"type":"tween","duration":1,"properties":[{"path":"\#(path)","from":0,"to":1}]}}"#
+        }
+        for layout in ["tracks", "frames"] {
+            let allowed = document(layout, extra: 6)  // 1 + 249 + 6 = 256 segments
+            let response = try post(server, "/v1/timelines", allowed)
+            XCTAssertEqual(response.status, 200, String(response.text.prefix(300)))
+            let streamed = try post(server, "/v1/streams?speed=0", allowed)
+            XCTAssertEqual(streamed.status, 200, String(streamed.text.prefix(300)))
+            let refused = try assertProblem(try post(server, "/v1/timelines", document(layout, extra: 7)), status: 422)
+            XCTAssertTrue(problemEntries(refused).first?.message.contains("at most 256 segments") ?? false)
+        }
+        assertHealthy(server)
+    }
+}
