@@ -34,6 +34,6 @@ let package = Package(
         ),
         .executableTarget(name: "MotionServer", dependencies: ["MotionHTTP"]),
         .testTarget(name: "MotionEngineTests", dependencies: ["MotionEngine"]),
-        .testTarget(name: "MotionServerTests", dependencies: ["MotionEngine"]),
+        .testTarget(name: "MotionServerTests", dependencies: ["MotionEngine", "MotionHTTP"]),
     ]
 )

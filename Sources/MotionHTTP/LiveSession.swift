@@ -21,12 +21,25 @@ final class LiveSession: @unchecked Sendable {
     /// Most frames a watcher is sent at once; when more are due, the older ones are skipped.
     let maxBacklogFrames: Int
 
+    enum Pending {
+        /// A session event line's payload.
+        case event([UInt8])
+        /// Grid frames at these times, crossed after `from` before a command changed the clock
+        /// (each carries the timeline events since the one before it).
+        case frames([Double], from: Double)
+    }
+
     /// What one watcher has been sent.
     struct WatcherState {
         /// Virtual time of the last frame sent, nil before the first.
         var lastTime: Double?
-        /// Session events (command echoes) waiting to be written.
-        var queued: [[UInt8]] = []
+        /// What waits to be written before anything newer, in order: the frames a watcher had
+        /// not been sent yet when a command changed the clock, and the command's echo.
+        var queued: [Pending] = []
+        /// Frames in `queued` (at most `maxBacklogFrames`; older ones are dropped).
+        var queuedFrames = 0
+        /// Frames dropped from `queued`, reported with the next write.
+        var queuedDropped = 0
         /// Send a frame at the current time next (after joining, a seek or a retarget).
         var frameNow = true
     }
@@ -109,6 +122,7 @@ final class LiveSession: @unchecked Sendable {
             if command == .seek, let time, !(timeline.window.start...timeline.window.end).contains(time) {
                 throw .invalid("time must be within the session's window \(format(timeline.window.start))…\(format(timeline.window.end)), not \(format(time))")
             }
+            catchUpWatchers(atWall: wall)
             do throws(SessionClock.Conflict) {
                 try clock.apply(command, time: time, atWall: wall)
             } catch {
@@ -141,6 +155,7 @@ final class LiveSession: @unchecked Sendable {
                 throw .conflict(SessionClock.Conflict(state: state, message: "the session's clock runs backwards; reverse it to run forward before retargeting"))
             }
             let time = clock.time(atWall: wall)
+            catchUpWatchers(atWall: wall)
             do throws(RetargetError) {
                 let updated = try timeline.retargeting(path, to: value, at: time, spring: spring)
                 clock.extend(to: updated.window.end)
@@ -169,6 +184,37 @@ final class LiveSession: @unchecked Sendable {
         return try body()
     }
 
+    /// Before a command changes the clock: queues, for every watcher, the grid frames it has
+    /// crossed and not yet been sent, so that they come before the command's echo (a watcher
+    /// woken late would otherwise get the echo first and those frames after it). Called with
+    /// the lock held.
+    private func catchUpWatchers(atWall wall: Double) {
+        clock.settle(atWall: wall)
+        let now = clock.time(atWall: wall)
+        for key in watchers.keys {
+            guard var state = watchers[key], !state.frameNow, let last = state.lastTime, last != now else { continue }
+            let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
+            state.queuedDropped += skipped
+            if !due.isEmpty {
+                state.queued.append(.frames(due, from: last))
+                state.queuedFrames += due.count
+            }
+            state.lastTime = now
+            // Bound what waits: drop the oldest frames beyond one backlog.
+            var index = 0
+            while state.queuedFrames > maxBacklogFrames, index < state.queued.count {
+                if case .frames(let times, let from) = state.queued[index] {
+                    let drop = min(times.count, state.queuedFrames - maxBacklogFrames)
+                    state.queued[index] = .frames(Array(times.dropFirst(drop)), from: from)
+                    state.queuedFrames -= drop
+                    state.queuedDropped += drop
+                }
+                index += 1
+            }
+            watchers[key] = state
+        }
+    }
+
     /// Queues a session event on every watcher. Called with the lock held.
     private func broadcast(event: String, atWall wall: Double, frameNow: Bool, extra: [UInt8] = []) {
         var w = JSONWriter(capacity: 96)
@@ -181,7 +227,7 @@ final class LiveSession: @unchecked Sendable {
         w.bytes.append(contentsOf: extra)
         w.raw("}")
         for key in watchers.keys {
-            watchers[key]?.queued.append(w.bytes)
+            watchers[key]?.queued.append(.event(w.bytes))
             if frameNow { watchers[key]?.frameNow = true }
         }
     }
@@ -229,8 +275,26 @@ final class LiveSession: @unchecked Sendable {
             let now = clock.time(atWall: wall)
             var sent = 0, dropped = 0
 
-            for event in state.queued { line(format, "session", event, into: &bytes) }
+            for pending in state.queued {
+                switch pending {
+                case .event(let event):
+                    line(format, "session", event, into: &bytes)
+                case .frames(let times, let from):
+                    var previous = from
+                    for t in times {
+                        writeFrame(at: t, format: format, into: &bytes)
+                        if t > previous { writeEvents(after: previous, through: t, format: format, into: &bytes) }
+                        previous = t
+                    }
+                    sent += times.count
+                }
+            }
+            dropped += state.queuedDropped
+            // Frames written from the queue count against this read's backlog.
+            let budget = max(1, maxBacklogFrames - state.queuedFrames)
             state.queued.removeAll()
+            state.queuedFrames = 0
+            state.queuedDropped = 0
 
             if state.frameNow || state.lastTime == nil {
                 writeFrame(at: now, format: format, into: &bytes)
@@ -239,8 +303,8 @@ final class LiveSession: @unchecked Sendable {
                 state.lastTime = now
             } else if let last = state.lastTime, last != now {
                 // Grid samples crossed since the last frame, in the direction of travel.
-                let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
-                dropped = skipped
+                let (due, skipped) = gridTimes(from: last, to: now, limit: budget)
+                dropped += skipped
                 // Each frame carries the events since the frame before it (not since `last`,
                 // which would repeat earlier frames' events).
                 var previous = last
