@@ -723,10 +723,11 @@ def probe_invented_methods(binary, short):
 
 
 def probe_unread_answers(binary, short):
-    """Clients that ask for a large answer and never read it: held bytes bounded."""
+    """Clients that ask for a 36 MB answer and never read it: held bytes bounded."""
     clients = 4 if short else 10
     server = Server(binary)
-    document = '{"fps":1000,"motion":{"type":"tween","duration":1999,"properties":[{"path":"x","from":0,"to":1}]}}'
+    # A 36 MB answer, near the largest the default max-response-bytes lets through.
+    document = '{"fps":1000,"motion":{"type":"tween","duration":1300,"easing":"ease-in-out","properties":[{"path":"x","from":0,"to":1}]}}'
     sockets = []
     try:
         base = server.rss()
