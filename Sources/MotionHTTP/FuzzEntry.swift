@@ -19,7 +19,8 @@ import MotionEngine
 /// does; strings stop at a NUL byte, as libmicrohttpd's C strings do.
 ///
 /// Streamed answers (`/v1/streams`, session watchers) are read without a connection: up to
-/// `maxStreamBytes` of what is due now, then closed as if the client went away. Every session
+/// `maxStreamBytes` of what is due now, then closed as if the client went away. Answers are
+/// checked: a status the API defines, JSON bodies and stream lines that parse. Every session
 /// an input created is deleted before the next input, so inputs do not depend on each other
 /// (except through metrics, which only grow).
 public enum FuzzEntry {
@@ -83,24 +84,66 @@ private final class FuzzService: @unchecked Sendable {
                 lastSession = id
                 created.append(id)
             }
-            if case .stream(let stream) = response.body { Self.drain(stream) }
+            switch response.body {
+            case .bytes(let body): Self.check(response, body: body, for: request)
+            case .stream(let stream): Self.check(response, stream: Self.drain(stream), for: request)
+            }
         }
         for id in created { sessions.delete(id) }
         return statuses
     }
 
     /// Reads what the stream has due now (bounded), then closes it like a departed client.
-    private static func drain(_ stream: PacedStream) {
+    private static func drain(_ stream: PacedStream) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var total = 0
-        reading: while total < FuzzEntry.maxStreamBytes {
+        var output: [UInt8] = []
+        reading: while output.count < FuzzEntry.maxStreamBytes {
             let result = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
             switch result {
-            case .bytes(let count): total += count
+            case .bytes(let count): output += buffer[..<count]
             case .suspended, .end, .abort: break reading
             }
         }
         stream.close()
+        return output
+    }
+
+    // MARK: - Invariants (a violation is a crash the fuzzer reports)
+
+    /// Statuses the API defines; anything else (a 500) is a bug.
+    private static let statuses: Set<Int> = [200, 201, 204, 400, 404, 405, 409, 413, 415, 422, 429, 503]
+
+    /// Every answer has a defined status, and a JSON or problem+json body is valid JSON.
+    private static func check(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) {
+        guard statuses.contains(response.status) else {
+            fatalError("\(request.method) \(request.path): status \(response.status)")
+        }
+        let type = response.headers.first { $0.0 == "Content-Type" }?.1 ?? ""
+        guard type == "application/json" || type == "application/problem+json" else { return }
+        if (try? JSONParser.parse(body)) == nil {
+            fatalError("\(request.method) \(request.path): invalid JSON body: \(String(decoding: body.prefix(2000), as: UTF8.self))")
+        }
+    }
+
+    /// A streamed answer is NDJSON (each complete line valid JSON) or server-sent events (each
+    /// `data:` line valid JSON); the last line may be cut short by the read limit.
+    private static func check(_ response: HTTPResponse, stream bytes: [UInt8], for request: HTTPRequest) {
+        guard response.status == 200 else {
+            fatalError("\(request.method) \(request.path): stream with status \(response.status)")
+        }
+        let sse = response.headers.contains { $0.0 == "Content-Type" && $0.1 == "text/event-stream" }
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        if bytes.last != UInt8(ascii: "\n"), !lines.isEmpty { lines.removeLast() }
+        for line in lines {
+            var json = line[...]
+            if sse {
+                guard line.starts(with: Array("data: ".utf8)) else { continue }
+                json = line.dropFirst(6)
+            }
+            if (try? JSONParser.parse(Array(json))) == nil {
+                fatalError("\(request.method) \(request.path): invalid stream line: \(String(decoding: line.prefix(2000), as: UTF8.self))")
+            }
+        }
     }
 
     // MARK: - Parsing the fuzz input
