@@ -2,12 +2,15 @@
 # Both install what is missing first (libmicrohttpd-dev via apt; Python API tools in .venv).
 
 HOST ?= 127.0.0.1
+# Seconds per fuzz target for `make fuzz` (five targets).
+FUZZ_SECONDS ?= 300
 PORT ?= 8080
 SWIFT ?= swift
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean stress stress-short
+.PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
@@ -20,6 +23,7 @@ test: deps deps-python
 	$(MAKE) --no-print-directory lint-docker test-api
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(MAKE) --no-print-directory stress-short
+	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory fuzz-short; fi
 
 ## The abuse suite at full size against the release binary (about 15 minutes).
 stress: release
@@ -58,5 +62,21 @@ lint-docker: deps-python
 bench: release
 	Benchmarks/run.sh
 
+## libFuzzer targets (Fuzz/, docs/fuzzing.md), built with ASan into .build-fuzz.
+fuzz-build: deps
+	Fuzz/build.sh
+
+## Each fuzz target for FUZZ_SECONDS (default 300) on its corpus; any crash fails.
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh
+
+## Each fuzz target for 12 s (one minute in all): part of `make test` when CI=true.
+fuzz-short: fuzz-build
+	FUZZ_SECONDS=12 Fuzz/run.sh
+
+## The Swift suites under AddressSanitizer and ThreadSanitizer (.build-asan, .build-tsan).
+test-sanitize: deps
+	scripts/test-sanitize.sh
+
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV)

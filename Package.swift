@@ -37,3 +37,22 @@ let package = Package(
         .testTarget(name: "MotionServerTests", dependencies: ["MotionEngine", "MotionHTTP"]),
     ]
 )
+
+// libFuzzer targets (Fuzz/, docs/fuzzing.md), only with MOTION_FUZZ=1 so that ordinary builds
+// and tests never see them: `Fuzz/build.sh` builds them into .build-fuzz with
+// `-Xswiftc -sanitize=fuzzer,address`.
+if Context.environment["MOTION_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("FuzzJSON", ["MotionEngine"]),
+        ("FuzzDocument", ["MotionEngine", "FuzzSupport"]),
+        ("FuzzSVGPath", ["MotionEngine", "FuzzSupport"]),
+        ("FuzzEasing", ["MotionEngine"]),
+        ("FuzzHTTP", ["MotionHTTP", "FuzzSupport"]),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/Targets/FuzzSupport"))
+    for fuzz in fuzzTargets {
+        package.targets.append(.executableTarget(
+            name: fuzz.name, dependencies: fuzz.dependencies, path: "Fuzz/Targets/\(fuzz.name)",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+    }
+}
