@@ -7,13 +7,9 @@ import XCTest
 final class FuzzRegressionTests: XCTestCase {
     /// FuzzSVGPath: arcs on ellipses whose radius ratio is beyond about 1e90 (finite radii)
     /// trap in `EllipticalArc.pieceCount` (`Int(pieces)` of an infinite or > Int.max piece
-    /// count; the sweep per piece shrinks with the ratio). The same site as the arc crash being
-    /// fixed on the engine branch, reached with finite radii, so that fix must cover these too.
-    /// They trap (killing the test process), so they run only with MOTION_RUN_KNOWN_CRASHES=1
-    /// until that fix is merged; then drop the skip.
+    /// count; the sweep per piece shrinks with the ratio) — the site of the arc crash of issue
+    /// #19, reached with finite radii. Such arcs are now drawn or refused (422).
     func testExtremelyEccentricArcsDoNotTrap() throws {
-        try XCTSkipUnless(ProcessInfo.processInfo.environment["MOTION_RUN_KNOWN_CRASHES"] == "1",
-                          "traps in EllipticalArc.pieceCount until the engine fix lands")
         for svg in ["M0 0 A1 1e-95 0 0 1 1 0",               // ratio 1e95: pieces > Int.max
                     "M0 0 A1e60 1e-40 0 0 1 1e60 0",          // ratio 1e100
                     "M0 0 A1e300 1e-300 0 0 1 1e300 0"] {     // ratio overflows to +inf: pieces = inf
