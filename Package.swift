@@ -44,12 +44,11 @@ let package = Package(
 if Context.environment["MOTION_FUZZ"] == "1" {
     let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
         ("FuzzJSON", ["MotionEngine"]),
-        ("FuzzDocument", ["MotionEngine", "FuzzSupport"]),
-        ("FuzzSVGPath", ["MotionEngine", "FuzzSupport"]),
+        ("FuzzDocument", ["MotionEngine"]),
+        ("FuzzSVGPath", ["MotionEngine"]),
         ("FuzzEasing", ["MotionEngine"]),
-        ("FuzzHTTP", ["MotionHTTP", "FuzzSupport"]),
+        ("FuzzHTTP", ["MotionHTTP"]),
     ]
-    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/Targets/FuzzSupport"))
     for fuzz in fuzzTargets {
         package.targets.append(.executableTarget(
             name: fuzz.name, dependencies: fuzz.dependencies, path: "Fuzz/Targets/\(fuzz.name)",
