@@ -16,11 +16,12 @@ final class ComputePool: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
 
     private let condition = NSCondition()
+    /// Waiting jobs, oldest first (at most `maxQueued` + `threadCount`: removing the first is
+    /// cheap). A job leaves the queue when a thread takes it, so nothing it captured (the
+    /// request, its body) outlives it.
     private var queue: [Job] = []
-    private var queueHead = 0
     private var running = 0
     private var stopped = false
-    private var threads: [Thread] = []
     let threadCount: Int
     let maxQueued: Int
     private let niceness: Int32
@@ -31,11 +32,12 @@ final class ComputePool: @unchecked Sendable {
         self.niceness = niceness
     }
 
+    /// Starts the threads. They are not kept: a stored `Thread` whose block holds the pool
+    /// would be a reference cycle; they end after `stop()`.
     func start() {
         for index in 0..<threadCount {
             let thread = Thread { [self] in work() }
             thread.name = "compute-\(index)"
-            threads.append(thread)
             thread.start()
         }
     }
@@ -43,7 +45,7 @@ final class ComputePool: @unchecked Sendable {
     /// Queues `job`, or answers false when `maxQueued` jobs are already waiting.
     func submit(_ job: @escaping Job) -> Bool {
         condition.withLock {
-            guard !stopped, queue.count - queueHead < maxQueued + idleThreads else { return false }
+            guard !stopped, queue.count < maxQueued + idleThreads else { return false }
             queue.append(job)
             condition.signal()
             return true
@@ -51,7 +53,7 @@ final class ComputePool: @unchecked Sendable {
     }
 
     /// Jobs waiting or running.
-    var busy: Int { condition.withLock { queue.count - queueHead + running } }
+    var busy: Int { condition.withLock { queue.count + running } }
 
     /// Threads free to take a job at once (called with the lock held).
     private var idleThreads: Int { threadCount - running }
@@ -74,17 +76,12 @@ final class ComputePool: @unchecked Sendable {
         _ = cmhd_nice_this_thread(niceness)
         while true {
             condition.lock()
-            while queueHead == queue.count, !stopped { condition.wait() }
-            if queueHead == queue.count {
+            while queue.isEmpty, !stopped { condition.wait() }
+            if queue.isEmpty {
                 condition.unlock()
                 return
             }
-            let job = queue[queueHead]
-            queueHead += 1
-            if queueHead > 64, queueHead * 2 > queue.count {
-                queue.removeFirst(queueHead)
-                queueHead = 0
-            }
+            let job = queue.removeFirst()
             running += 1
             condition.unlock()
             job()
