@@ -74,6 +74,8 @@ final class MotionService {
         daemon.stop()
         pacer.stop()
         sessions.stopJanitor()
+        // Free what the sessions hold (their watchers have ended): nothing outlives the drain.
+        sessions.endAll()
         logger.info("stopped")
     }
 
