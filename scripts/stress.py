@@ -13,6 +13,7 @@ come back) or a wrong answer. The figures each probe measured are printed and, w
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import re
@@ -110,12 +111,13 @@ def read_response(sock, head_only=False):
         return status, headers, rest
     if "content-length" in headers:
         length = int(headers["content-length"])
-        while len(rest) < length:
-            chunk = sock.recv(min(1 << 20, length - len(rest)))
+        body = bytearray(rest)
+        while len(body) < length:
+            chunk = sock.recv(min(1 << 20, length - len(body)))
             if not chunk:
                 raise ConnectionError("closed in the middle of a body")
-            rest += chunk
-        return status, headers, rest[:length]
+            body += chunk
+        return status, headers, bytes(body[:length])
     if headers.get("transfer-encoding") == "chunked":
         body = b""
         while True:
@@ -169,32 +171,37 @@ def percentile(values, p):
 
 
 class HealthSampler:
-    """Measures GET /healthz latency on fresh connections from 127.0.0.3 in a thread."""
+    """Measures GET /healthz latency on fresh connections from 127.0.0.3, in a process of its
+    own so that the load generators' work (and Python's lock) never delays a sample."""
 
     def __init__(self, server, interval=0.02):
         self.server, self.interval = server, interval
         self.latencies, self.failures = [], []
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.stopping = multiprocessing.Event()
+        self.results = multiprocessing.Queue()
+        self.process = multiprocessing.Process(target=self.run, daemon=True)
 
     def run(self):
+        latencies, failures = [], []
         while not self.stopping.is_set():
             try:
                 status, _, _, seconds = request(self.server, "GET", "/healthz", timeout=5, source="127.0.0.3")
                 if status != 200:
-                    self.failures.append(f"status {status}")
-                self.latencies.append(seconds)
+                    failures.append(f"status {status}")
+                latencies.append(seconds)
             except Exception as error:  # noqa: BLE001 - any failure is a finding
-                self.failures.append(repr(error))
+                failures.append(repr(error))
             time.sleep(self.interval)
+        self.results.put((latencies, failures))
 
     def __enter__(self):
-        self.thread.start()
+        self.process.start()
         return self
 
     def __exit__(self, *exc):
         self.stopping.set()
-        self.thread.join(10)
+        self.latencies, self.failures = self.results.get(timeout=30)
+        self.process.join(10)
 
     def report(self, name, limit_ms=50.0):
         check(not self.failures, f"{name}: /healthz failed {len(self.failures)} times: {self.failures[:3]}")

@@ -174,7 +174,7 @@ final class HTTPDaemon: @unchecked Sendable {
         // The final call: answer, or pick up what a computation produced.
         if let track = context.track { connectionGuard.answering(track) }
         if let (response, route) = context.takeComputed() {
-            return answer(response, route: route, context: context, on: connection)
+            return answer(response, route: route, context: context, on: connection, prepared: context.takePrepared())
         }
         if context.computing { return MHD_Result.YES }
         var request = HTTPRequest(method: context.method, path: context.url,
@@ -218,8 +218,9 @@ final class HTTPDaemon: @unchecked Sendable {
     }
 
     /// Queues the response and records the request in the metrics.
-    private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
-        let result = queue(response, on: connection)
+    private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer,
+                        prepared: HeldBody? = nil) -> MHD_Result {
+        let result = queue(response, on: connection, prepared: prepared)
         recordRequest(route: route, method: context.method, status: response.status, context: context)
         return result
     }
@@ -265,27 +266,33 @@ final class HTTPDaemon: @unchecked Sendable {
         return box.fields
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, prepared: HeldBody? = nil) -> MHD_Result {
         let mhdResponse: OpaquePointer?
         var stream: PacedStream?
         switch response.body {
-        case .bytes(var body):
+        case .bytes(let body):
             var status = UInt32(response.status)
             var headers = response.headers
+            // The copy libmicrohttpd sends from: made on the compute thread for a computed
+            // answer (copying 37 MB here would hold up this connection thread), else now.
+            var holder = prepared ?? HeldBody(copying: body)
             let held = counters.lock.withLock { () -> Bool in
-                guard counters.heldBytes + body.count <= configuration.maxHeldResponseBytes || body.count <= Self.alwaysHeldBytes else { return false }
-                counters.heldBytes += body.count
+                guard counters.heldBytes + holder.count <= configuration.maxHeldResponseBytes || holder.count <= Self.alwaysHeldBytes else { return false }
+                counters.heldBytes += holder.count
                 return true
             }
-            if !held {
+            if held {
+                holder.counters = counters
+            } else {
                 let problem = ProblemDetails.unavailable(
                     "answers not yet read by their clients hold \(configuration.maxHeldResponseBytes) bytes (max-held-response-bytes); try again")
-                body = problem.response.bodyBytes
+                holder = HeldBody(copying: problem.response.bodyBytes)
                 status = 503
                 headers = problem.response.headers
-                counters.lock.withLock { counters.heldBytes += body.count }
+                counters.lock.withLock { counters.heldBytes += holder.count }
+                holder.counters = counters
             }
-            mhdResponse = Self.makeResponse(body, counters: counters)
+            mhdResponse = Self.makeResponse(holder)
             if let mhdResponse {
                 for (name, value) in headers { MHD_add_response_header(mhdResponse, name, value) }
                 let result = MHD_queue_response(connection, status, mhdResponse)
@@ -318,14 +325,10 @@ final class HTTPDaemon: @unchecked Sendable {
     /// `maxConnections` × 4 KiB.
     static let alwaysHeldBytes = 4 * 1024
 
-    /// A response owning a malloc'd copy of `body`; freeing it gives the bytes back.
-    private static func makeResponse(_ body: [UInt8], counters: HTTPDaemonCounters) -> OpaquePointer? {
-        let holder = HeldBody(count: body.count, counters: counters)
-        body.withUnsafeBytes { source in
-            if let base = source.baseAddress, source.count > 0 { holder.memory.copyMemory(from: base, byteCount: source.count) }
-        }
+    /// A response sending from `holder`'s memory; freeing it gives the bytes back.
+    private static func makeResponse(_ holder: HeldBody) -> OpaquePointer? {
         let cls = Unmanaged.passRetained(holder).toOpaque()
-        let response = MHD_create_response_from_buffer_with_free_callback_cls(body.count, holder.memory, heldBodyFreed, cls)
+        let response = MHD_create_response_from_buffer_with_free_callback_cls(holder.count, holder.memory, heldBodyFreed, cls)
         if response == nil { Unmanaged<HeldBody>.fromOpaque(cls).release() }
         return response
     }
@@ -356,6 +359,8 @@ private final class RequestContext: @unchecked Sendable {
     var computing = false
     private let lock = NSLock()
     private var computed: (HTTPResponse, String)?
+    /// The copy of a computed answer's body, made on the compute thread.
+    private(set) var prepared: HeldBody?
     /// When the request line arrived (monotonic ns), for the request duration metric.
     let started = MonotonicClock.now()
 
@@ -365,7 +370,23 @@ private final class RequestContext: @unchecked Sendable {
 
     /// Called on the pool thread before the connection is resumed.
     func finish(_ response: HTTPResponse, route: String) {
-        lock.withLock { computed = (response, route) }
+        var response = response
+        var copy: HeldBody?
+        if case .bytes(let body) = response.body, body.count > HTTPDaemon.alwaysHeldBytes {
+            copy = HeldBody(copying: body)
+            response.body = .bytes([])  // the copy is what is sent; free the original now
+        }
+        lock.withLock {
+            computed = (response, route)
+            prepared = copy
+        }
+    }
+
+    func takePrepared() -> HeldBody? {
+        lock.withLock {
+            defer { prepared = nil }
+            return prepared
+        }
     }
 
     func takeComputed() -> (HTTPResponse, String)? {
@@ -377,21 +398,24 @@ private final class RequestContext: @unchecked Sendable {
     }
 }
 
-/// The copy of an answer libmicrohttpd sends from; its bytes count as held until freed.
-private final class HeldBody {
+/// The copy of an answer libmicrohttpd sends from; once queued (`counters` set), its bytes
+/// count as held until libmicrohttpd frees it.
+private final class HeldBody: @unchecked Sendable {
     let memory: UnsafeMutableRawPointer
     let count: Int
-    let counters: HTTPDaemonCounters
+    var counters: HTTPDaemonCounters?
 
-    init(count: Int, counters: HTTPDaemonCounters) {
-        self.count = count
-        self.memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, count), alignment: 16)
-        self.counters = counters
+    init(copying body: [UInt8]) {
+        count = body.count
+        memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, count), alignment: 16)
+        body.withUnsafeBytes { source in
+            if let base = source.baseAddress, source.count > 0 { memory.copyMemory(from: base, byteCount: source.count) }
+        }
     }
 
     deinit {
         memory.deallocate()
-        counters.release(count)
+        counters?.release(count)
     }
 }
 
