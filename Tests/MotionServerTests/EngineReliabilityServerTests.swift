@@ -36,6 +36,14 @@ final class EngineReliabilityServerTests: ServerTestCase {
             }
         }
         try replay(500)
+        // Warm up from four connections at once as well, so that every compute thread has run
+        // (and its malloc arena grown, a one-time step of a few MB) before the measurement.
+        let port = server.port
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            guard let other = try? RawHTTPClient(port: port, readTimeout: 30) else { return }
+            defer { other.close() }
+            for index in 0..<150 { _ = try? other.postJSON("/v1/timelines", documents[index % documents.count]) }
+        }
         let before = try XCTUnwrap(residentKilobytes(server.pid))
         try replay(5_000)
         let after = try XCTUnwrap(residentKilobytes(server.pid))
