@@ -66,7 +66,6 @@ private final class FuzzService: @unchecked Sendable {
     func handle(_ bytes: [UInt8]) -> [Int] {
         var statuses: [Int] = []
         var lastSession: String?
-        var created: [String] = []
         for chunk in Self.split(bytes).prefix(FuzzEntry.maxRequests) {
             guard var request = Self.request(chunk) else { continue }
             if let id = lastSession {
@@ -80,9 +79,7 @@ private final class FuzzService: @unchecked Sendable {
             statuses.append(response.status)
             if response.status == 201, request.path == "/v1/sessions",
                let location = response.headers.first(where: { $0.0 == "Location" })?.1 {
-                let id = String(location.dropFirst("/v1/sessions/".count))
-                lastSession = id
-                created.append(id)
+                lastSession = String(location.dropFirst("/v1/sessions/".count))
             }
             switch response.body {
             case .bytes(let body): Self.check(response, body: body, for: request)
@@ -92,7 +89,6 @@ private final class FuzzService: @unchecked Sendable {
         // Every session this input made, however its request was spelled, ends with it: a
         // session left alive would be reported by LeakSanitizer, which cannot follow the
         // tagged pointers of Swift enum payloads inside a live timeline.
-        _ = created
         sessions.endAll()
         return statuses
     }
