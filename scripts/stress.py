@@ -309,9 +309,15 @@ def probe_slowloris(binary, short):
     """Connections trickling headers: cut at the header timeout; normal requests stay fast."""
     count = 200 if short else 1000
     timeout = 2 if short else 10
-    server = Server(binary, "--header-timeout", str(timeout), "--max-connections-per-address", "0")
+    idle_timeout = 6 if short else 30
+    server = Server(binary, "--header-timeout", str(timeout), "--connection-timeout", str(idle_timeout),
+                    "--max-connections-per-address", "0")
     sockets = []
+    idle = []
     try:
+        opened = time.monotonic()
+        for index in range(20):
+            idle.append(connect(server, timeout=1, source=f"127.0.4.{1 + index}"))
         for index in range(count):
             sock = connect(server, timeout=1, source=f"127.0.1.{1 + index % 200}")
             sock.sendall(b"GET /healthz HTTP/1.1\r\n")
@@ -344,11 +350,30 @@ def probe_slowloris(binary, short):
         cut_after = time.monotonic() - started
         figures = sampler.report("slowloris")
         check(open_count == 0, f"slowloris: {open_count} of {count} trickling connections still open after {cut_after:.1f} s")
+        # Connections that send nothing are left to the idle timeout, and cut by it.
+        def idle_open():
+            alive = 0
+            for sock in idle:
+                try:
+                    sock.setblocking(False)
+                    alive += sock.recv(1) != b""
+                except BlockingIOError:
+                    alive += 1
+                except OSError:
+                    pass
+            return alive
+        if time.monotonic() - opened < idle_timeout - 1:
+            check(idle_open() == len(idle), "slowloris: an idle connection was cut before the idle timeout")
+        while time.monotonic() - opened < idle_timeout + 5 and idle_open() > 0:
+            time.sleep(0.5)
+        idle_cut_after = time.monotonic() - opened
+        check(idle_open() == 0, f"slowloris: idle connections still open {idle_cut_after:.1f} s after opening")
         server.assert_alive("slowloris")
-        figures.update({"connections": count, "header_timeout_s": timeout, "all_cut_after_s": round(cut_after, 1)})
+        figures.update({"connections": count, "header_timeout_s": timeout, "all_cut_after_s": round(cut_after, 1),
+                        "idle_timeout_s": idle_timeout, "idle_cut_after_s": round(idle_cut_after, 1)})
         return figures
     finally:
-        for sock in sockets:
+        for sock in sockets + idle:
             sock.close()
         server.stop()
 
