@@ -12,6 +12,8 @@ targets=("$@")
 bin=.build-fuzz/release
 # Traps go to libFuzzer's deadly-signal handler (the Swift backtracer and ASan collide).
 export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
+# LeakSanitizer's false positives of the toolchain (scripts/lsan.supp), as in test-sanitize.
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 mkdir -p .build-fuzz/artifacts .build-fuzz/logs
 failed=()
 summary=()
