@@ -645,12 +645,15 @@ def probe_session_races(binary, short):
             elif status != 503:
                 errors.append(f"create {status}")
 
+    def pick_session(rng):
+        with lock:
+            return rng.choice(ids) if ids else None
+
     def commander(seed):
         rng = random.Random(seed)
         commands = ['{"command":"pause"}', '{"command":"resume"}', '{"command":"reverse"}', '{"command":"seek","time":3}', '{"command":"stop"}']
         while not stop.is_set():
-            with lock:
-                session = rng.choice(ids) if ids else None
+            session = pick_session(rng)
             if not session:
                 time.sleep(0.01)
                 continue
@@ -673,8 +676,7 @@ def probe_session_races(binary, short):
     def watcher(seed):
         rng = random.Random(seed)
         while not stop.is_set():
-            with lock:
-                session = rng.choice(ids) if ids else None
+            session = pick_session(rng)
             if not session:
                 time.sleep(0.01)
                 continue

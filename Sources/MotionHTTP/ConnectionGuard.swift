@@ -114,8 +114,6 @@ final class ConnectionGuard: @unchecked Sendable {
         }
     }
 
-    var count: Int { lock.withLock { tracks.count } }
-
     private func run() {
         while true {
             Thread.sleep(forTimeInterval: 0.5)

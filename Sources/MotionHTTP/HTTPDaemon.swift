@@ -31,8 +31,6 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// Requests accepted and not yet answered to the end (streams included).
     var requestsInFlight: Int { counters.lock.withLock { counters.inFlight } }
-    /// Bytes of queued answers that clients have not read yet.
-    var heldResponseBytes: Int { counters.lock.withLock { counters.heldBytes } }
 
     /// The bound port, known once `start()` returns.
     private(set) var port: UInt16 = 0
@@ -231,7 +229,7 @@ final class HTTPDaemon: @unchecked Sendable {
     }
 
     /// The request is over (answered, or the connection dropped).
-    fileprivate func completed(_ context: RequestContext, connection: OpaquePointer?) {
+    fileprivate func completed(_ context: RequestContext) {
         if context.counted {
             counters.lock.withLock { counters.inFlight -= 1 }
             context.counted = false
@@ -510,12 +508,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
                          uploadData: uploadData, uploadDataSize: uploadDataSize, context: conCls)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
     guard let cls, let conCls, let raw = conCls.pointee else { return }
     let daemon = Unmanaged<HTTPDaemon>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
     conCls.pointee = nil
-    daemon.completed(context, connection: connection)
+    daemon.completed(context)
 }
 
 /// The request line's target, before decoding: the request's context starts here.

@@ -280,12 +280,7 @@ final class LiveSession: @unchecked Sendable {
                 case .event(let event):
                     line(format, "session", event, into: &bytes)
                 case .frames(let times, let from):
-                    var previous = from
-                    for t in times {
-                        writeFrame(at: t, format: format, into: &bytes)
-                        if t > previous { writeEvents(after: previous, through: t, format: format, into: &bytes) }
-                        previous = t
-                    }
+                    writeFrames(times, after: from, format: format, into: &bytes)
                     sent += times.count
                 }
             }
@@ -305,14 +300,7 @@ final class LiveSession: @unchecked Sendable {
                 // Grid samples crossed since the last frame, in the direction of travel.
                 let (due, skipped) = gridTimes(from: last, to: now, limit: budget)
                 dropped += skipped
-                // Each frame carries the events since the frame before it (not since `last`,
-                // which would repeat earlier frames' events).
-                var previous = last
-                for t in due {
-                    writeFrame(at: t, format: format, into: &bytes)
-                    if t > previous { writeEvents(after: previous, through: t, format: format, into: &bytes) }
-                    previous = t
-                }
+                writeFrames(due, after: last, format: format, into: &bytes)
                 sent += due.count
                 state.lastTime = now
             }
@@ -382,6 +370,17 @@ final class LiveSession: @unchecked Sendable {
         var k = Int(((now - start) * fps).rounded(.up)) - 1
         while k > 0, start + Double(k) / fps >= now - timeEpsilon { k -= 1 }
         return max(start, start + Double(k) / fps)
+    }
+
+    /// Frames at `times`, crossed after `from`; each carries the timeline events since the
+    /// frame before it (not since `from`, which would repeat earlier frames' events).
+    private func writeFrames(_ times: [Double], after from: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
+        var previous = from
+        for t in times {
+            writeFrame(at: t, format: format, into: &bytes)
+            if t > previous { writeEvents(after: previous, through: t, format: format, into: &bytes) }
+            previous = t
+        }
     }
 
     private func writeFrame(at time: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {

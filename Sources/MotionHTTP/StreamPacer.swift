@@ -82,8 +82,3 @@ final class StreamPacer: @unchecked Sendable {
         }
     }
 }
-
-extension StreamPacer {
-    /// Entries waiting (freed streams included until the next sweep), for tests and metrics.
-    var pendingCount: Int { condition.withLock { heap.count } }
-}
