@@ -58,7 +58,8 @@ struct Handlers: Sendable {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
             let timeline = try compiler.compile(request.body)
-            return .json(200, TimelineEncoder.encode(timeline))
+            let (contentType, body) = try TimelineExport.encode(timeline)
+            return HTTPResponse(status: 200, headers: [("Content-Type", contentType)], body: body)
         } catch {
             return ProblemDetails.from(error).response
         }
@@ -89,11 +90,26 @@ struct Handlers: Sendable {
         case .success(let value): speed = value
         case .failure(let problem): return .failure(problem)
         }
-        do {
-            return .success((try compiler.compile(request.body, for: use), speed))
+        do throws(DocumentError) {
+            let timeline = try compiler.compile(request.body, for: use)
+            if let problem = Self.timelinesOnly(timeline.options) { throw problem }
+            return .success((timeline, speed))
         } catch {
             return .failure(ProblemDetails.from(error))
         }
+    }
+
+    /// Output formats and reduction are for `POST /v1/timelines`: streams and sessions write
+    /// frames (API §5, §6), so they refuse a document that asks for another format.
+    static func timelinesOnly(_ output: OutputOptions) -> DocumentError? {
+        var problems: [Problem] = []
+        if output.format != .json {
+            problems.append(Problem(pointer: "/output/format", message: "applies to POST /v1/timelines only; streams and sessions write JSON frames", kind: .invalid))
+        }
+        for (field, present) in [("simplify", output.simplify != nil), ("css", output.css != nil), ("lottie", output.lottie != nil)] where present {
+            problems.append(Problem(pointer: "/output/\(field)", message: "applies to POST /v1/timelines only; streams and sessions write every frame", kind: .invalid))
+        }
+        return problems.isEmpty ? nil : DocumentError(problems)
     }
 
     // MARK: - Sessions

@@ -34,11 +34,27 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
+    /// `output.format` (API §8); `json` is §4.
+    public var format: OutputFormat = .json
+    /// `output.simplify` (API §8.1); nil: every frame is written.
+    public var simplify: SimplifyOptions?
+    /// `output.svg` (API §8.4).
+    public var svg = SVGOptions()
+    /// `output.css` and `output.lottie` as given (API §8.2, §8.3): read by the encoders of
+    /// those formats, which report their problems under `/output/css` and `/output/lottie`.
+    public var css: JSON?
+    public var lottie: JSON?
 
-    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true) {
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, format: OutputFormat = .json,
+                simplify: SimplifyOptions? = nil, svg: SVGOptions = SVGOptions(), css: JSON? = nil, lottie: JSON? = nil) {
         self.layout = layout
         self.events = events
         self.final = final
+        self.format = format
+        self.simplify = simplify
+        self.svg = svg
+        self.css = css
+        self.lottie = lottie
     }
 }
 

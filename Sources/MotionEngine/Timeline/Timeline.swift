@@ -16,6 +16,8 @@ public struct Timeline: Sendable {
     public let options: OutputOptions
     /// The document's `target`, as given.
     public let target: JSONObject
+    /// The limits it was compiled under (the encoders bound their work and output by them).
+    public internal(set) var limits = EngineLimits.default
 
     /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {
