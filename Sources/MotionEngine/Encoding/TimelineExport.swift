@@ -14,7 +14,9 @@ public enum TimelineExport {
         case .json: return TimelineEncoder.self
         case .csv: return CSVEncoder.self
         case .svg: return SVGEncoder.self
-        case .css, .waapi, .lottie: return nil
+        case .css: return CSSEncoder.self
+        case .waapi: return WAAPIEncoder.self
+        case .lottie: return nil
         }
     }
 
