@@ -16,7 +16,7 @@ public enum TimelineExport {
         case .svg: return SVGEncoder.self
         case .css: return CSSEncoder.self
         case .waapi: return WAAPIEncoder.self
-        case .lottie: return nil
+        case .lottie: return LottieEncoder.self
         }
     }
 
