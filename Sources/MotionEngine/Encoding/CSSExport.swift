@@ -264,19 +264,19 @@ public enum CSSEncoder: TimelineFormatEncoder {
         var names: [String] = []
         var constant: [String] = []
         for declaration in declarations {
-            guard var keyframes = declaration.keyframes else {
+            guard let keyframes = declaration.keyframes else {
                 constant.append("  \(declaration.property): \(declaration.text(declaration.values(at: timeline.window.start)));\n")
                 continue
             }
             let name = "\(options.name)-\(names.count)"
             names.append(name)
-            if keyframes.times.count == 1 {
-                keyframes.times.append(keyframes.times[0])
-                keyframes.values.append(keyframes.values[0])
-            }
-            var offsets = CSSExport.offsets(keyframes, timeline)
-            if timeline.window.end == timeline.window.start { offsets = offsets.indices.map { $0 == 0 ? 0 : 1 } }
             css += "@keyframes \(name) {\n"
+            if timeline.window.end <= timeline.window.start || keyframes.times.count == 1 {
+                // A window of one instant: its value throughout.
+                css += "  0%, 100% { \(declaration.property): \(declaration.text(keyframes.values[keyframes.values.count - 1])); }\n}\n"
+                continue
+            }
+            let offsets = CSSExport.offsets(keyframes, timeline)
             var k = 0
             while k < keyframes.times.count {
                 if k + 1 < keyframes.times.count, keyframes.times[k + 1] == keyframes.times[k] {
@@ -344,9 +344,10 @@ public enum WAAPIEncoder: TimelineFormatEncoder {
             guard var keyframes = declaration.keyframes else { continue }
             if !first { w.byte(UInt8(ascii: ",")) }
             first = false
-            if keyframes.times.count == 1 {
-                keyframes.times.append(keyframes.times[0])
-                keyframes.values.append(keyframes.values[0])
+            if timeline.window.end <= timeline.window.start || keyframes.times.count == 1 {
+                // A window of one instant: its value throughout.
+                keyframes.times = [timeline.window.start, timeline.window.end]
+                keyframes.values = [keyframes.values[keyframes.values.count - 1], keyframes.values[keyframes.values.count - 1]]
             }
             let offsets = CSSExport.offsets(keyframes, timeline)
             let key = keyframeKey(declaration.property)

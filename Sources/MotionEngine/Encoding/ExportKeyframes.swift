@@ -72,8 +72,10 @@ enum ExportKeyframes {
     }
 
     /// One channel reduced (linear or cubic) within `tolerance`, its work counted in `budget`.
-    static func reduce(_ channel: ExportChannel, _ timeline: Timeline, tolerance: Double, cubic: Bool, label: String,
+    /// `shown` is the tolerance messages name (the one the document set, or the default).
+    static func reduce(_ channel: ExportChannel, _ timeline: Timeline, tolerance: Double, shown: Double? = nil, cubic: Bool, label: String,
                        budget: inout ExportBudget) throws(DocumentError) -> ReducedTrack {
+        let shown = shown ?? tolerance
         var limits = KeyframeReducer.Limits.default
         limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations))
         do {
@@ -86,9 +88,9 @@ enum ExportKeyframes {
         } catch {
             switch error {
             case .tooManyKeyframes(let limit):
-                throw budget.failure("\(label) needs more than \(limit) keyframes to stay within \(format(tolerance))")
+                throw budget.failure("\(label) needs more than \(limit) keyframes to stay within \(format(shown))")
             case .tooManyEvaluations:
-                throw budget.failure("reducing \(label) within \(format(tolerance)) needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+                throw budget.failure("reducing \(label) within \(format(shown)) needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
             }
         }
     }
@@ -108,7 +110,7 @@ enum ExportKeyframes {
                             tolerances: [Double], label: String, budget: inout ExportBudget) throws(DocumentError) -> UnionKeyframes {
         var candidates: [(t: Double, jump: Bool)] = [(timeline.window.start, false), (timeline.window.end, false)]
         for (index, channel) in (reducedChannels ?? channels).enumerated() where !channel.isConstant {
-            let reduced = try reduce(channel, timeline, tolerance: tolerances[index] / 2, cubic: false, label: label, budget: &budget)
+            let reduced = try reduce(channel, timeline, tolerance: tolerances[index] / 2, shown: tolerances[index], cubic: false, label: label, budget: &budget)
             for k in reduced.times.indices {
                 let jump = k + 1 < reduced.times.count && reduced.times[k + 1] == reduced.times[k]
                 candidates.append((reduced.times[k], jump))
