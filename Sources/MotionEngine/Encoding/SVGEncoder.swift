@@ -251,11 +251,29 @@ public enum SVGEncoder: TimelineFormatEncoder {
             let y0 = SVGEncoder.top + Double(index) * laneHeight
             let padding = min(8, laneHeight / 6)
             let inner = laneHeight - 2 * padding
-            // The range from a scan of the window, widened by the drawn points (exact values).
+            // The range: a scan of the window refined around its extremes, the event times
+            // (where collisions turn), the frames and the drawn points (all exact values).
             var low = Double.infinity, high = -Double.infinity
             let scan = 512
+            var argLow = start, argHigh = start
             for k in 0...scan {
-                let v = track.value(at: start + span * Double(k) / Double(scan))
+                let t = start + span * Double(k) / Double(scan)
+                let v = track.value(at: t)
+                if v < low { (low, argLow) = (v, t) }
+                if v > high { (high, argHigh) = (v, t) }
+            }
+            for (at, sign) in [(argLow, -1.0), (argHigh, 1.0)] {
+                var lo = max(start, at - span / Double(scan)), hi = min(timeline.window.end, at + span / Double(scan))
+                for _ in 0..<40 where hi > lo {
+                    let m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3
+                    if sign * track.value(at: m1) >= sign * track.value(at: m2) { hi = m2 } else { lo = m1 }
+                }
+                let v = track.value(at: (lo + hi) / 2)
+                low = min(low, v)
+                high = max(high, v)
+            }
+            for event in timeline.events.prefix(10_000) {
+                let v = track.value(at: event.time)
                 low = min(low, v)
                 high = max(high, v)
             }
