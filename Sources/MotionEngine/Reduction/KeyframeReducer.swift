@@ -259,16 +259,20 @@ public enum KeyframeReducer {
         }
 
         /// Derivative step: small against the piece, at least well above the time resolution.
-        func slopeStep(_ length: Double) -> Double { min(1e-5, max(length / 4, 4 * Self.resolution)) }
+        func slopeStep(_ length: Double) -> Double { min(1e-5, max(length / 4, 8 * Self.resolution)) }
 
-        mutating func rightSlope(at t: Double, value: Double, pieceLength: Double) -> Double {
-            let h = slopeStep(pieceLength)
-            return (-3 * value + 4 * eval(t + h) - eval(t + 2 * h)) / (2 * h)
+        /// The derivative just after t, from three points after it (second order, at t + h):
+        /// the value at t itself is left out, so a keyframe after a jump or at a motion's
+        /// final snap to rest gets the slope of the curve it starts, not of the snap.
+        mutating func rightSlope(at t: Double, pieceLength: Double) -> Double {
+            let h = slopeStep(pieceLength) / 2
+            return (-3 * eval(t + h) + 4 * eval(t + 2 * h) - eval(t + 3 * h)) / (2 * h)
         }
 
-        mutating func leftSlope(at t: Double, value: Double, pieceLength: Double) -> Double {
-            let h = slopeStep(pieceLength)
-            return (3 * value - 4 * eval(t - h) + eval(t - 2 * h)) / (2 * h)
+        /// The derivative just before t, from three points before it.
+        mutating func leftSlope(at t: Double, pieceLength: Double) -> Double {
+            let h = slopeStep(pieceLength) / 2
+            return (3 * eval(t - h) - 4 * eval(t - 2 * h) + eval(t - 3 * h)) / (2 * h)
         }
 
         mutating func centralSlope(at t: Double, within lower: Double, _ upper: Double) -> Double {
@@ -282,7 +286,7 @@ public enum KeyframeReducer {
             let length = end.t - start.t
             var current = Key(t: start.t, v: start.v, slopeIn: 0, slopeOut: 0)
             if cubic, length > 0 {
-                let m = rightSlope(at: start.t, value: start.v, pieceLength: length)
+                let m = rightSlope(at: start.t, pieceLength: length)
                 current.slopeIn = m
                 current.slopeOut = m
                 // A keyframe right after a jump: its incoming slope is the one before the jump.
@@ -293,7 +297,7 @@ public enum KeyframeReducer {
             guard length > 0 else { return }
             var last = Key(t: end.t, v: end.v, slopeIn: 0, slopeOut: 0)
             if cubic {
-                let m = leftSlope(at: end.t, value: end.v, pieceLength: length)
+                let m = leftSlope(at: end.t, pieceLength: length)
                 last.slopeIn = m
                 last.slopeOut = m
             }
