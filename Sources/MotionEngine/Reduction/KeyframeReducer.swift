@@ -101,17 +101,20 @@ public enum KeyframeReducer {
         var hints = track.segments.map(\.start)
         hints.append(contentsOf: track.additive.map(\.segment.start))
         return try reduce({ track.value(at: $0) }, window: window ?? timeline.window, tolerance: tolerance,
-                          interpolation: interpolation, hints: hints,
+                          interpolation: interpolation, hints: hints, preferred: timeline.events.prefix(100_000).map(\.time) + hints,
                           gridIntervals: gridIntervals(frameCount: timeline.frameCount), limits: limits)
     }
 
     /// Reduces any curve `f` over `window`. `hints` are times where a discontinuity may start
-    /// (scanned in addition to the even grid).
+    /// (scanned in addition to the even grid); `preferred` are times where a keyframe is
+    /// placed when one fits there in the second half of a segment (events: a motion's end or
+    /// a collision is a kink, and a keyframe exactly on it reads better and fits better).
     public static func reduce(_ f: (Double) -> Double, window: TimeWindow, tolerance: Double,
-                              interpolation: SimplifyOptions.Interpolation, hints: [Double] = [],
+                              interpolation: SimplifyOptions.Interpolation, hints: [Double] = [], preferred: [Double] = [],
                               gridIntervals: Int = 2_048, limits: Limits = .default) throws(ReductionError) -> ReducedTrack {
         let result: Result<ReducedTrack, ReductionError> = withoutActuallyEscaping(f) { f in
             var run = Run(f: f, epsilon: tolerance, cubic: interpolation == .cubic, limits: limits)
+            run.preferred = preferred.filter { $0 > window.start && $0 < window.end }.sorted()
             do {
                 return .success(try run.reduce(window: window, hints: hints, gridIntervals: max(1, gridIntervals)))
             } catch let error as ReductionError {
@@ -153,6 +156,8 @@ public enum KeyframeReducer {
         /// The scan: times and exact values.
         var gridT: [Double] = []
         var gridV: [Double] = []
+        /// Sorted times where a keyframe is placed when it fits (`reduce(_:…preferred:)`).
+        var preferred: [Double] = []
 
         init(f: @escaping (Double) -> Double, epsilon: Double, cubic: Bool, limits: Limits) {
             self.f = f
@@ -259,16 +264,20 @@ public enum KeyframeReducer {
         }
 
         /// Derivative step: small against the piece, at least well above the time resolution.
-        func slopeStep(_ length: Double) -> Double { min(1e-5, max(length / 4, 4 * Self.resolution)) }
+        func slopeStep(_ length: Double) -> Double { min(1e-5, max(length / 4, 8 * Self.resolution)) }
 
-        mutating func rightSlope(at t: Double, value: Double, pieceLength: Double) -> Double {
-            let h = slopeStep(pieceLength)
-            return (-3 * value + 4 * eval(t + h) - eval(t + 2 * h)) / (2 * h)
+        /// The derivative at t from the right, extrapolated from the quadratic through three
+        /// points after it: the value at t itself is left out, so a keyframe after a jump or at
+        /// a motion's final snap to rest gets the slope of the curve it starts, not of the snap.
+        mutating func rightSlope(at t: Double, pieceLength: Double) -> Double {
+            let h = slopeStep(pieceLength) / 2
+            return (-5 * eval(t + h) + 8 * eval(t + 2 * h) - 3 * eval(t + 3 * h)) / (2 * h)
         }
 
-        mutating func leftSlope(at t: Double, value: Double, pieceLength: Double) -> Double {
-            let h = slopeStep(pieceLength)
-            return (3 * value - 4 * eval(t - h) + eval(t - 2 * h)) / (2 * h)
+        /// The derivative at t from the left, from three points before it.
+        mutating func leftSlope(at t: Double, pieceLength: Double) -> Double {
+            let h = slopeStep(pieceLength) / 2
+            return (5 * eval(t - h) - 8 * eval(t - 2 * h) + 3 * eval(t - 3 * h)) / (2 * h)
         }
 
         mutating func centralSlope(at t: Double, within lower: Double, _ upper: Double) -> Double {
@@ -282,7 +291,7 @@ public enum KeyframeReducer {
             let length = end.t - start.t
             var current = Key(t: start.t, v: start.v, slopeIn: 0, slopeOut: 0)
             if cubic, length > 0 {
-                let m = rightSlope(at: start.t, value: start.v, pieceLength: length)
+                let m = rightSlope(at: start.t, pieceLength: length)
                 current.slopeIn = m
                 current.slopeOut = m
                 // A keyframe right after a jump: its incoming slope is the one before the jump.
@@ -293,7 +302,7 @@ public enum KeyframeReducer {
             guard length > 0 else { return }
             var last = Key(t: end.t, v: end.v, slopeIn: 0, slopeOut: 0)
             if cubic {
-                let m = leftSlope(at: end.t, value: end.v, pieceLength: length)
+                let m = leftSlope(at: end.t, pieceLength: length)
                 last.slopeIn = m
                 last.slopeOut = m
             }
@@ -331,6 +340,11 @@ public enum KeyframeReducer {
                         if fits(current, key) { good = mid; goodKey = key } else { bad = mid }
                     }
                 }
+                // A preferred time in the segment's second half, if the segment fits up to it.
+                if let good = goodKey, let p = lastPreferred(in: current.t + (good.t - current.t) / 2, good.t), p < good.t {
+                    let key = makeKey(p, piece: (start.t, end.t))
+                    if fits(current, key) { goodKey = key }
+                }
                 // No extension fits even at the time resolution: a feature narrower than the
                 // scan; take the smallest step (the final check reports the deviation).
                 let next = goodKey ?? makeKey(current.t + max(trial, Self.resolution), piece: (start.t, end.t))
@@ -339,6 +353,17 @@ public enum KeyframeReducer {
                 current = next
             }
             keys.append(last)
+        }
+
+        /// The last preferred time in [lower, upper], if any.
+        func lastPreferred(in lower: Double, _ upper: Double) -> Double? {
+            var low = 0, high = preferred.count
+            while low < high {
+                let mid = (low + high) / 2
+                if preferred[mid] <= upper { low = mid + 1 } else { high = mid }
+            }
+            guard low > 0, preferred[low - 1] >= lower else { return nil }
+            return preferred[low - 1]
         }
 
         /// A keyframe on the curve at t, with its slope (cubic) from either side.
