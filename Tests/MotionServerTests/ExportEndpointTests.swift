@@ -172,7 +172,11 @@ final class ExportEndpointTests: DefaultServerTestCase {
     func testBadOutputOptionsAre422NamingTheField() throws {
         let motion = #""target": {"x": 0}, "motion": {"type": "tween", "duration": 1, "properties": [{"path": "x", "to": 1}]}"#
         XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"format": "gif"}}"#), ["/output/format"])
-        XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"format": "css"}}"#), ["/output/format"])
+        XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"format": "css", "css": {"selector": 1}}}"#), ["/output/css/selector"])
+        XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"format": "waapi", "css": {"declarations": {"opacity": "{y}"}}}}"#), ["/output/css/declarations/opacity"])
+        XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"css": {"selector": ".a"}}}"#), ["/output/css"])
+        XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"format": "lottie"}}"#), ["/output/lottie"])
+        XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"format": "css", "lottie": {}}}"#), ["/output/lottie"])
         XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"simplify": {"tolerance": 0}}}"#), ["/output/simplify/tolerance"])
         XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"simplify": {"tolerance": -1}}}"#), ["/output/simplify/tolerance"])
         XCTAssertEqual(try problemPointers(#"{\#(motion), "output": {"simplify": {"tolerance": 1, "interpolation": "bezier"}}}"#), ["/output/simplify/interpolation"])

@@ -51,5 +51,11 @@ extension DocumentDecoder {
 
         output.css = reader.value("css")
         output.lottie = reader.value("lottie")
+        if output.css != nil, output.format != .css, output.format != .waapi {
+            diagnostics.invalid(reader.pointer("css"), "applies to the css and waapi formats only (output.format is '\(output.format.rawValue)')")
+        }
+        if output.lottie != nil, output.format != .lottie {
+            diagnostics.invalid(reader.pointer("lottie"), "applies to the lottie format only (output.format is '\(output.format.rawValue)')")
+        }
     }
 }
