@@ -21,19 +21,22 @@ import Foundation
 ///
 /// `output.svg`: `width` (default 960) and `height` (default: 96 px per lane plus the
 /// axes), each 200…8192 px; every lane must be at least 24 px high, so one plot holds at
-/// most 335 tracks (a 422 naming `/output/svg/height` otherwise).
+/// most 337 tracks (a 422 naming `/output/svg/height` otherwise).
 public enum SVGEncoder: TimelineFormatEncoder {
     public static let contentType = "image/svg+xml"
 
     public static let defaultWidth = 960.0
     static let laneHeight = 96.0
     static let minimumLaneHeight = 24.0
-    static let top = 56.0, bottom = 44.0, left = 200.0, right = 24.0
+    static let bottom = 44.0, left = 200.0, right = 24.0
+    /// Above the lanes: three rows of event labels, or a small margin without events.
+    static func top(_ timeline: Timeline) -> Double { timeline.options.events && !timeline.events.isEmpty ? 56 : 16 }
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
     public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
         let options = timeline.options.svg
         let lanes = max(1, timeline.tracks.count)
+        let top = top(timeline)
         let width = options.width ?? defaultWidth
         let range = SVGOptions.sizeRange
         let height: Double
@@ -77,6 +80,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
         }
 
         var plotWidth: Double { width - SVGEncoder.left - SVGEncoder.right }
+        var top: Double { SVGEncoder.top(timeline) }
         var start: Double { timeline.window.start }
         var span: Double { timeline.window.end - timeline.window.start }
 
@@ -129,7 +133,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
             text(" ")
             coordinate(height)
             text(#"" font-family="Helvetica, Arial, sans-serif" font-size="12">"#)
-            text("\n<title>Timeline: \(timeline.tracks.count) tracks, \(label(start)) to \(label(timeline.window.end)) s</title>\n")
+            text("\n<title>Timeline: \(timeline.tracks.count) track\(timeline.tracks.count == 1 ? "" : "s"), \(label(start)) to \(label(timeline.window.end)) s</title>\n")
             text(##"<rect width="100%" height="100%" fill="#ffffff"/>"##)
             text("\n")
             drawAxis()
@@ -140,10 +144,10 @@ public enum SVGEncoder: TimelineFormatEncoder {
             text("</svg>\n")
         }
 
-        /// 1, 2 or 5 × 10ⁿ: about one tick per 100 px.
+        /// 1, 2 or 5 × 10ⁿ: about one tick per 100 px, and at least two ticks.
         func tickStep() -> Double {
             guard span > 0 else { return 1 }
-            let raw = span / max(1, (plotWidth / 100).rounded(.down))
+            let raw = span / max(2, (plotWidth / 100).rounded(.down))
             var power = 1.0
             while power * 10 <= raw { power *= 10 }
             while power > raw { power /= 10 }
@@ -175,7 +179,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
             for t in ticks {
                 text("<line stroke=\"#e6e6e6\" x1=\"")
                 coordinate(x(t))
-                text("\" y1=\"\(SVGEncoder.top)\" x2=\"")
+                text("\" y1=\"\(top)\" x2=\"")
                 coordinate(x(t))
                 text("\" y2=\"")
                 coordinate(plotBottom)
@@ -255,7 +259,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
         }
 
         mutating func drawLane(_ index: Int, _ track: Track) throws(DocumentError) {
-            let y0 = SVGEncoder.top + Double(index) * laneHeight
+            let y0 = top + Double(index) * laneHeight
             let padding = min(8, laneHeight / 6)
             let inner = laneHeight - 2 * padding
             // The range: a scan of the window refined around its extremes, the event times
@@ -408,7 +412,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
                 let at = x(mark.time)
                 text("<line stroke=\"#444444\" stroke-width=\"1\" stroke-dasharray=\"3,3\" x1=\"")
                 coordinate(at)
-                text("\" y1=\"\(SVGEncoder.top - 4)\" x2=\"")
+                text("\" y1=\"\(top - 4)\" x2=\"")
                 coordinate(at)
                 text("\" y2=\"")
                 coordinate(plotBottom)
