@@ -11,26 +11,32 @@ import Foundation
 ///
 /// The lines are not the frame samples joined up (which would cut a collision's turning
 /// point between two frames) but the track reduced by `KeyframeReducer` to half a pixel of
-/// its lane, so they are faithful at every instant; with `output.simplify` they are drawn
-/// from that reduction instead (cubic as Bézier curves), which makes the plot a picture of
-/// what the reduced keyframes do. A track that needs more than two points per pixel column
-/// is drawn as its envelope (the least and greatest of eight samples in each column).
+/// its lane, so they are faithful at every instant. With `output.simplify` the plot shows
+/// what the reduced keyframes do: the exact curve drawn wide and light, the keyframes'
+/// interpolation on top (cubic as Bézier curves) with a dot on each keyframe, and their
+/// count next to the range (at most two keyframes per pixel column, else a 422 naming
+/// `/output/simplify/tolerance`). A track whose exact curve needs more than two points per
+/// pixel column is drawn as its envelope (the least and greatest of eight samples in each
+/// column).
 ///
 /// `output.svg`: `width` (default 960) and `height` (default: 96 px per lane plus the
 /// axes), each 200…8192 px; every lane must be at least 24 px high, so one plot holds at
-/// most 335 tracks (a 422 naming `/output/svg/height` otherwise).
+/// most 337 tracks (a 422 naming `/output/svg/height` otherwise).
 public enum SVGEncoder: TimelineFormatEncoder {
     public static let contentType = "image/svg+xml"
 
     public static let defaultWidth = 960.0
     static let laneHeight = 96.0
     static let minimumLaneHeight = 24.0
-    static let top = 56.0, bottom = 44.0, left = 200.0, right = 24.0
+    static let bottom = 44.0, left = 200.0, right = 24.0
+    /// Above the lanes: three rows of event labels, or a small margin without events.
+    static func top(_ timeline: Timeline) -> Double { timeline.options.events && !timeline.events.isEmpty ? 56 : 16 }
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
     public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
         let options = timeline.options.svg
         let lanes = max(1, timeline.tracks.count)
+        let top = top(timeline)
         let width = options.width ?? defaultWidth
         let range = SVGOptions.sizeRange
         let height: Double
@@ -49,7 +55,8 @@ public enum SVGEncoder: TimelineFormatEncoder {
         }
         let plotWidth = width - left - right
         // At most two points per pixel column per lane, and the events: refuse before drawing.
-        let estimate = 4096 + Double(lanes) * (400 + 2 * plotWidth * 22) + Double(timeline.options.events ? timeline.events.count : 0) * 200
+        let perLane = 400 + 2 * plotWidth * 22 + (timeline.options.simplify == nil ? 0 : 2 * plotWidth * 48 + plotWidth / 3 * 40)
+        let estimate = 4096 + Double(lanes) * perLane + Double(timeline.options.events ? timeline.events.count : 0) * 200
         if estimate > Double(timeline.limits.maxResponseBytes) {
             throw DocumentError([Problem(pointer: "/output/svg/width", message: "the plot could take up to \(format(estimate.rounded(.up))) bytes, over the limit of \(timeline.limits.maxResponseBytes) bytes (max-response-bytes); use a narrower plot, fewer tracks or leave out events", kind: .invalid)])
         }
@@ -73,6 +80,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
         }
 
         var plotWidth: Double { width - SVGEncoder.left - SVGEncoder.right }
+        var top: Double { SVGEncoder.top(timeline) }
         var start: Double { timeline.window.start }
         var span: Double { timeline.window.end - timeline.window.start }
 
@@ -125,7 +133,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
             text(" ")
             coordinate(height)
             text(#"" font-family="Helvetica, Arial, sans-serif" font-size="12">"#)
-            text("\n<title>Timeline: \(timeline.tracks.count) tracks, \(label(start)) to \(label(timeline.window.end)) s</title>\n")
+            text("\n<title>Timeline: \(timeline.tracks.count) track\(timeline.tracks.count == 1 ? "" : "s"), \(label(start)) to \(label(timeline.window.end)) s</title>\n")
             text(##"<rect width="100%" height="100%" fill="#ffffff"/>"##)
             text("\n")
             drawAxis()
@@ -136,10 +144,10 @@ public enum SVGEncoder: TimelineFormatEncoder {
             text("</svg>\n")
         }
 
-        /// 1, 2 or 5 × 10ⁿ: about one tick per 100 px.
+        /// 1, 2 or 5 × 10ⁿ: about one tick per 100 px, and at least two ticks.
         func tickStep() -> Double {
             guard span > 0 else { return 1 }
-            let raw = span / max(1, (plotWidth / 100).rounded(.down))
+            let raw = span / max(2, (plotWidth / 100).rounded(.down))
             var power = 1.0
             while power * 10 <= raw { power *= 10 }
             while power > raw { power /= 10 }
@@ -171,7 +179,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
             for t in ticks {
                 text("<line stroke=\"#e6e6e6\" x1=\"")
                 coordinate(x(t))
-                text("\" y1=\"\(SVGEncoder.top)\" x2=\"")
+                text("\" y1=\"\(top)\" x2=\"")
                 coordinate(x(t))
                 text("\" y2=\"")
                 coordinate(plotBottom)
@@ -217,18 +225,21 @@ public enum SVGEncoder: TimelineFormatEncoder {
             return format(rounded == 0 ? 0 : rounded)
         }
 
-        /// The track's points: its reduction at half a pixel (or `output.simplify`), else its
-        /// envelope per pixel column.
-        mutating func curve(_ track: Track, pixelsPerUnit: Double) -> (ReducedTrack?, [(Double, Double)]) {
-            let user = timeline.options.simplify
-            let tolerance = user?.tolerance ?? 0.5 / pixelsPerUnit
+        /// The track's points: its reduction within `tolerance`, else (only when `required`
+        /// is nil) its envelope per pixel column. A reduction the plot must draw (`required`,
+        /// from `output.simplify`) that exceeds the limits is a 422 naming that field.
+        mutating func curve(_ track: Track, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
+                            required: String? = nil) throws(DocumentError) -> (ReducedTrack?, [(Double, Double)]) {
             var limits = KeyframeReducer.Limits(maxKeyframes: Int(2 * plotWidth) + 16, maxEvaluations: 1_000_000)
             limits.maxEvaluations = min(limits.maxEvaluations, TimelineExport.maxTotalEvaluations - spent)
-            if limits.maxEvaluations > 0, tolerance.isFinite,
+            if limits.maxEvaluations > 0, tolerance.isFinite, tolerance > 0,
                let reduced = try? KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
-                                                        interpolation: user?.interpolation ?? .linear, limits: limits) {
+                                                        interpolation: interpolation, limits: limits) {
                 spent += reduced.evaluations
                 return (reduced, [])
+            }
+            if let required {
+                throw DocumentError([Problem(pointer: required, message: "track '\(track.path)' needs more than \(limits.maxKeyframes) keyframes (two per pixel column of the plot) or \(limits.maxEvaluations) curve evaluations to stay within \(format(tolerance)); use a larger tolerance", kind: .invalid)])
             }
             var points: [(Double, Double)] = []
             let columns = max(1, Int(plotWidth))
@@ -248,7 +259,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
         }
 
         mutating func drawLane(_ index: Int, _ track: Track) throws(DocumentError) {
-            let y0 = SVGEncoder.top + Double(index) * laneHeight
+            let y0 = top + Double(index) * laneHeight
             let padding = min(8, laneHeight / 6)
             let inner = laneHeight - 2 * padding
             // The range: a scan of the window refined around its extremes, the event times
@@ -282,15 +293,18 @@ public enum SVGEncoder: TimelineFormatEncoder {
                 low = min(low, v)
                 high = max(high, v)
             }
-            let (reduced, envelope) = curve(track, pixelsPerUnit: high > low ? inner / (high - low) : 1)
-            for v in reduced?.values ?? envelope.map(\.1) {
+            let (exact, envelope) = try curve(track, tolerance: high > low ? 0.5 * (high - low) / inner : 1, interpolation: .linear)
+            var keys: ReducedTrack?
+            if let simplify = timeline.options.simplify {
+                keys = try curve(track, tolerance: simplify.tolerance, interpolation: simplify.interpolation,
+                                 required: "/output/simplify/tolerance").0
+            }
+            for v in (exact?.values ?? envelope.map(\.1)) + (keys?.values ?? []) {
                 low = min(low, v)
                 high = max(high, v)
             }
-            let flat = !(high > low)
-            func y(_ v: Double) -> Double {
-                flat ? y0 + laneHeight / 2 : y0 + padding + (high - v) / (high - low) * inner
-            }
+            let flat = !(high > low), middle = y0 + laneHeight / 2
+            let y = { (v: Double) -> Double in flat ? middle : y0 + padding + (high - v) / (high - low) * inner }
             let colour = SVGEncoder.palette[index % SVGEncoder.palette.count]
 
             if index > 0 {
@@ -313,10 +327,38 @@ public enum SVGEncoder: TimelineFormatEncoder {
                 text("<text x=\"12\" y=\"")
                 coordinate(y0 + laneHeight / 2 + 14)
                 text("\" font-size=\"11\" fill=\"#555555\">")
-                escaped(flat ? label(low) : "\(label(low)) … \(label(high))")
+                var range = flat ? label(low) : "\(label(low)) … \(label(high))"
+                if let keys { range += ", \(keys.times.count) keyframes" }
+                escaped(range)
                 text("</text>\n")
             }
-            text("<path fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.75\" stroke-linejoin=\"round\" d=\"")
+            if let keys {
+                // The exact curve underneath, light; the keyframes' interpolation on top, with
+                // a dot on each keyframe while they are at least three pixels apart on average.
+                drawCurve(exact, envelope, colour: "#bbbbbb", width: 4, y)
+                drawCurve(keys, [], colour: colour, width: 1.5, y)
+                if Double(keys.times.count) <= plotWidth / 3 {
+                    text("<g fill=\"\(colour)\">")
+                    for k in keys.times.indices {
+                        text("<circle r=\"2.5\" cx=\"")
+                        coordinate(x(keys.times[k]))
+                        text("\" cy=\"")
+                        coordinate(y(keys.values[k]))
+                        text("\"/>")
+                    }
+                    text("</g>\n")
+                }
+            } else {
+                drawCurve(exact, envelope, colour: colour, width: 1.75, y)
+            }
+            text("</g>\n")
+        }
+
+        /// A reduced track as a path (straight segments, or Bézier curves for cubic Hermite
+        /// segments), or the envelope's points joined.
+        mutating func drawCurve(_ reduced: ReducedTrack?, _ envelope: [(Double, Double)], colour: String, width: Double,
+                                _ y: (Double) -> Double) {
+            text("<path fill=\"none\" stroke=\"\(colour)\" stroke-width=\"\(format(width))\" stroke-linejoin=\"round\" d=\"")
             if let reduced {
                 for k in reduced.times.indices {
                     let (t, v) = (reduced.times[k], reduced.values[k])
@@ -348,7 +390,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
                     coordinate(y(point.1))
                 }
             }
-            text("\"/>\n</g>\n")
+            text("\"/>\n")
         }
 
         mutating func drawEvents() {
@@ -370,7 +412,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
                 let at = x(mark.time)
                 text("<line stroke=\"#444444\" stroke-width=\"1\" stroke-dasharray=\"3,3\" x1=\"")
                 coordinate(at)
-                text("\" y1=\"\(SVGEncoder.top - 4)\" x2=\"")
+                text("\" y1=\"\(top - 4)\" x2=\"")
                 coordinate(at)
                 text("\" y2=\"")
                 coordinate(plotBottom)
