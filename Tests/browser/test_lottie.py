@@ -125,3 +125,20 @@ def test_bad_lottie_options_are_422_naming_the_field(server, lottie, pointer, wo
     assert status == 422, body
     problem = json.loads(body)
     assert any(e["pointer"] == pointer and words in e["message"] for e in problem["errors"]), problem
+
+
+def test_jumps_are_holds_that_python_lottie_plays_exactly(server, schema):
+    """A steps() tween is a staircase: each jump is two keyframes at one frame, the first a
+    hold; python-lottie shows the step before the jump up to it and the next one after.
+    (At the jump's own instant python-lottie shows the value before it and lottie-web the
+    value after it, as the timeline does; the last jump is at the window's end.)"""
+    document = {"fps": 10, "target": {"o": 0},
+                "motion": {"type": "tween", "duration": 1, "easing": "steps(4, jump-end)", "properties": [{"path": "o", "to": 1}]},
+                "output": {"format": "lottie", "lottie": {"width": 10, "height": 10, "layers": [{"opacity": "{o}"}]}}}
+    exported = export(server, document)
+    jsonschema.validate(exported, schema)
+    opacity = Animation.load(exported).layers[0].transform.opacity
+    for frame, expected in [(0, 0), (2.4, 0), (2.6, 25), (4.9, 25), (5.1, 50), (7.4, 50), (7.6, 75), (9.9, 75)]:
+        assert opacity.get_value(frame) == pytest.approx(expected, abs=1e-9), (frame, opacity.get_value(frame))
+    keys = exported["layers"][0]["ks"]["o"]["k"]
+    assert [k["t"] for k in keys[-2:]] == [10, 10] and keys[-2].get("h") == 1 and keys[-1]["s"] == [100]
