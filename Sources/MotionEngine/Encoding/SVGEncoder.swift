@@ -16,8 +16,9 @@ import Foundation
 /// interpolation on top (cubic as Bézier curves) with a dot on each keyframe, and their
 /// count next to the range (at most two keyframes per pixel column, else a 422 naming
 /// `/output/simplify/tolerance`). A track whose exact curve needs more than two points per
-/// pixel column is drawn as its envelope (the least and greatest of eight samples in each
-/// column).
+/// pixel column is drawn as its envelope (the least and greatest of four samples in each
+/// column), and so is every track once the plot has spent `TimelineExport.maxTotalEvaluations`
+/// on reductions.
 ///
 /// `output.svg`: `width` (default 960) and `height` (default: 96 px per lane plus the
 /// axes), each 200…8192 px; every lane must be at least 24 px high, so one plot holds at
@@ -246,15 +247,15 @@ public enum SVGEncoder: TimelineFormatEncoder {
             for c in 0..<columns {
                 let t0 = start + span * Double(c) / Double(columns), t1 = start + span * Double(c + 1) / Double(columns)
                 var (low, high) = (Double.infinity, -Double.infinity)
-                for j in 0...7 {
-                    let v = track.value(at: t0 + (t1 - t0) * Double(j) / 7)
+                for j in 0...3 {
+                    let v = track.value(at: t0 + (t1 - t0) * Double(j) / 3)
                     low = min(low, v)
                     high = max(high, v)
                 }
                 points.append((t0, low))
                 points.append((t1, high))
             }
-            spent += 8 * columns
+            spent += 4 * columns
             return (nil, points)
         }
 

@@ -406,7 +406,17 @@ public enum KeyframeReducer {
         mutating func fits(_ k0: Key, _ k1: Key) -> Bool {
             let target = 0.9 * epsilon
             var worst = (t: k0.t, d: 0.0, spacing: (k1.t - k0.t) / 9)
-            for i in gridRange(k0.t, k1.t) {
+            let range = gridRange(k0.t, k1.t)
+            // A coarse pass first: a segment that does not fit usually misses widely, so most
+            // of the search's trials end here after a few dozen scan points.
+            let stride = max(1, range.count / 32)
+            if stride > 1 {
+                for i in Swift.stride(from: range.lowerBound, to: range.upperBound, by: stride)
+                    where deviation(gridT[i], gridV[i], k0, k1) > target {
+                    return false
+                }
+            }
+            for i in range {
                 let d = deviation(gridT[i], gridV[i], k0, k1)
                 if d > target { return false }
                 if d > worst.d {
