@@ -2,7 +2,10 @@
 //
 // 1. Formats: one mid-size document (20 tracks: springs, elastic tweens and bouncing physics,
 //    3 s at 60 fps = 181 frames) compiled once, then encoded as json, json with
-//    simplify (linear and cubic, ε = 0.05), csv and svg: milliseconds and bytes per answer.
+//    simplify (linear and cubic, ε = 0.05), csv, svg, css and waapi (every track a custom
+//    property) and lottie (five layers, each driven by four tracks: position x and y,
+//    rotation, scale), the last three with their default tolerance and with ε = 0.05:
+//    milliseconds and bytes per answer.
 // 2. Reduction per track, ε = 0.05 on values 0…100 at 60 fps: a spring, an elastic tween and
 //    a bouncing physics motion, linear and cubic: µs per track, keyframes, the frames the
 //    same window has, curve evaluations and the error found.
@@ -46,12 +49,21 @@ let trackCount = 20
 let children = (0..<trackCount).map { motions[$0 % 3].1.replacingOccurrences(of: "\"P\"", with: "\"t\($0)\"") }
 let target = (0..<trackCount).map { "\"t\($0)\":0" }.joined(separator: ",")
 let mix = #"{"fps":60,"window":{"start":0,"end":3},"target":{\#(target)},"motion":{"type":"group","children":[\#(children.joined(separator: ","))]},"output":OUTPUT}"#
+let lottieLayers = (0..<(trackCount / 4)).map { i in
+    ##"{"shape":"ellipse","size":[20,20],"fill":"#336699","position":["{t\##(4 * i)}","{t\##(4 * i + 1)}"],"rotation":"{t\##(4 * i + 2)}","scale":"{t\##(4 * i + 3)}"}"##
+}
+let lottieOptions = #"{"width":400,"height":300,"layers":[\#(lottieLayers.joined(separator: ","))]}"#
 let formats: [(String, String)] = [
     ("json", #"{"format":"json"}"#),
     ("json-simplify-linear", #"{"simplify":{"tolerance":\#(tolerance)}}"#),
     ("json-simplify-cubic", #"{"simplify":{"tolerance":\#(tolerance),"interpolation":"cubic"}}"#),
     ("csv", #"{"format":"csv"}"#),
     ("svg", #"{"format":"svg"}"#),
+    ("css", #"{"format":"css"}"#),
+    ("css-simplify", #"{"format":"css","simplify":{"tolerance":\#(tolerance)}}"#),
+    ("waapi", #"{"format":"waapi"}"#),
+    ("lottie", #"{"format":"lottie","lottie":\#(lottieOptions)}"#),
+    ("lottie-simplify", #"{"format":"lottie","simplify":{"tolerance":\#(tolerance)},"lottie":\#(lottieOptions)}"#),
 ]
 let frames = compiled(mix.replacingOccurrences(of: "OUTPUT", with: "{}")).frameCount
 say("exports: formats of one compiled timeline, \(trackCount) tracks × \(frames) frames (springs, elastic tweens, bouncing physics), ε = \(tolerance)")

@@ -168,7 +168,10 @@ public enum LottieEncoder: TimelineFormatEncoder {
     static func handles(_ v0: Double, _ m0: Double, _ v1: Double, _ m1: Double, _ h: Double) -> (Double, Double) {
         let delta = v1 - v0
         guard abs(delta) > 1e-12 * max(1, abs(v0), abs(v1)) else { return (1.0 / 3, 2.0 / 3) }
-        return (m0 * h / (3 * delta), 1 - m1 * h / (3 * delta))
+        let (y1, y2) = (m0 * h / (3 * delta), 1 - m1 * h / (3 * delta))
+        // Finite for any curve the engine computes; never write a non-number.
+        guard y1.isFinite, y2.isFinite else { return (1.0 / 3, 2.0 / 3) }
+        return (y1, y2)
     }
 
     struct Key {
