@@ -36,12 +36,15 @@ def schema():
 
 
 DOCUMENT = {
-    "fps": 30, "target": {"x": 0, "o": 0.2, "s": 1, "tint": "#336699"},
+    "fps": 30, "target": {"x": 0, "o": 0.2, "s": 1, "tint": "#336699", "glow": "#000000"},
     "motion": {"type": "group", "children": [
         {"type": "spring", "response": 0.5, "dampingRatio": 0.4, "properties": [{"path": "x", "to": 300}]},
         {"type": "tween", "duration": 1, "easing": "sine.inOut",
          "properties": [{"path": "o", "to": 1}, {"path": "tint", "to": "#ff993380"}]},
         {"type": "tween", "duration": 0.8, "delay": 0.2, "easing": "elastic.out", "properties": [{"path": "s", "to": 2}]},
+        # Channels eased differently: the fill falls back to linear keyframes.
+        {"type": "tween", "duration": 1, "easing": "cubic.in", "properties": [{"path": "glow", "to": "#80ff40"}]},
+        {"type": "tween", "duration": 0.6, "delay": 0.3, "easing": "bounce.out", "properties": [{"path": "glow.red", "to": 1}]},
         {"type": "path", "path": "M20 250 C100 100 300 100 380 250", "duration": 1.5, "easing": "ease-in-out",
          "output": "dot", "rotation": "heading"},
         {"type": "physics", "velocity": 500, "friction": 0.5, "restitution": 0.6, "collisions": True,
@@ -49,7 +52,7 @@ DOCUMENT = {
     "output": {"format": "lottie", "lottie": {"width": 400, "height": 300, "layers": [
         {"name": "ball", "shape": "ellipse", "size": [40, 40], "fill": "{tint}", "position": ["{x}", "{y}"],
          "opacity": "{o}", "scale": "{s}"},
-        {"name": "arrow", "shape": "rect", "size": [30, 10], "fill": "#222222", "position": "{dot}",
+        {"name": "arrow", "shape": "rect", "size": [30, 10], "fill": "{glow}", "position": "{dot}",
          "rotation": "{heading}", "anchor": [5, 0]}]}}}
 
 
@@ -88,6 +91,9 @@ def test_python_lottie_evaluates_every_layer_property_within_epsilon(server):
         ("tint.green", lambda f: ball.shapes[0].shapes[1].color.get_value(f)[1], 1),
         ("tint.blue", lambda f: ball.shapes[0].shapes[1].color.get_value(f)[2], 1),
         ("tint.alpha", lambda f: ball.shapes[0].shapes[1].opacity.get_value(f), 100),
+        ("glow.red", lambda f: arrow.shapes[0].shapes[1].color.get_value(f)[0], 1),
+        ("glow.green", lambda f: arrow.shapes[0].shapes[1].color.get_value(f)[1], 1),
+        ("glow.blue", lambda f: arrow.shapes[0].shapes[1].color.get_value(f)[2], 1),
     ]
     for path, evaluate, scale in checks:
         epsilon = default_epsilon(values[path])
@@ -106,6 +112,9 @@ def test_cubic_keyframes_are_far_fewer_than_frames(server):
     x = exported["layers"][0]["ks"]["p"]["x"]["k"]
     assert len(x) * 3 < whole["frameCount"], (len(x), whole["frameCount"])
     assert all("i" in key and "o" in key for key in x[:-1])
+    # A whole-colour tween shares one easing: cubic, two keyframes per sine.inOut piece.
+    tint = exported["layers"][0]["shapes"][0]["it"][1]["c"]["k"]
+    assert len(tint) <= 8 and any(abs(k["o"]["y"][0] - k["o"]["x"][0]) > 0.01 for k in tint[:-1]), tint
 
 
 @pytest.mark.parametrize("lottie, pointer, words", [

@@ -16,9 +16,10 @@
 ///
 /// One easing applies to every component of a keyframe (players differ on per-component
 /// handles), so the position is written split (`"s": true`, x and y each a scalar property
-/// with its own curve), the scale is uniform, and the fill colour's three channels share
-/// linear keyframes at the union of their reduced times (`ExportKeyframes.linearUnion`);
-/// the colour's alpha is the fill's opacity, a scalar of its own.
+/// with its own curve) and the scale is uniform. The fill colour's three channels share one
+/// easing per keyframe when that stays within ε (`sharedCubic`), else linear keyframes at
+/// the union of their reduced times (`ExportKeyframes.linearUnion`); the colour's alpha is
+/// the fill's opacity, a scalar of its own.
 public enum LottieEncoder: TimelineFormatEncoder {
     public static let contentType = "application/json"
 
@@ -233,6 +234,31 @@ public enum LottieEncoder: TimelineFormatEncoder {
             return
         }
         let tolerances = channels.map { ExportKeyframes.tolerance($0, timeline) }
+        if let shared = try sharedCubic(channels, timeline, tolerances: tolerances, label: label, budget: &budget) {
+            try budget.spend(keyframes: shared.times.count, each: 200)
+            w.raw("{\"a\":1,\"k\":[")
+            for k in shared.times.indices {
+                if k > 0 { w.byte(UInt8(ascii: ",")) }
+                w.raw("{\"t\":")
+                w.number(frame(shared.times[k], timeline))
+                w.raw(",\"s\":")
+                colour(shared.values[k])
+                if k < shared.handles.count {
+                    w.raw(",\"o\":{\"x\":[")
+                    w.number(1.0 / 3)
+                    w.raw("],\"y\":[")
+                    w.number(shared.handles[k].0)
+                    w.raw("]},\"i\":{\"x\":[")
+                    w.number(2.0 / 3)
+                    w.raw("],\"y\":[")
+                    w.number(shared.handles[k].1)
+                    w.raw("]}")
+                }
+                w.raw("}")
+            }
+            w.raw("]}")
+            return
+        }
         let keyframes = try ExportKeyframes.linearUnion(channels, timeline, tolerances: tolerances, label: label, budget: &budget)
         w.raw("{\"a\":1,\"k\":[")
         for k in keyframes.times.indices {
@@ -251,6 +277,73 @@ public enum LottieEncoder: TimelineFormatEncoder {
             w.raw("}")
         }
         w.raw("]}")
+    }
+
+    /// A colour's channels as one cubic property with one easing per keyframe, when that is
+    /// exact enough: each channel is reduced cubic within ε/2, the keyframes are the union of
+    /// their times and of every channel's turning points (each channel's Hermite cubic split
+    /// exactly there), and a segment takes the handles of the channel that moves most. Another
+    /// channel's curve with those handles differs from its own by at most
+    /// 4/9·|Δv|·(|Δy1| + |Δy2|) (the largest Bernstein weight of a handle); when that exceeds
+    /// its ε/2 anywhere — channels eased differently — or a channel jumps, nil: the caller
+    /// writes linear keyframes. A whole-colour tween (every channel on one easing) is cubic.
+    static func sharedCubic(_ channels: [ExportChannel], _ timeline: Timeline, tolerances: [Double], label: String,
+                            budget: inout ExportBudget) throws(DocumentError) -> (times: [Double], values: [[Double]], handles: [(Double, Double)])? {
+        guard timeline.window.end > timeline.window.start else { return nil }
+        var curves: [[Key]?] = []
+        var times: [Double] = [timeline.window.start, timeline.window.end]
+        for (index, channel) in channels.enumerated() {
+            guard !channel.isConstant else { curves.append(nil); continue }
+            let reduced = try ExportKeyframes.reduce(channel, timeline, tolerance: tolerances[index] / 2, shown: tolerances[index],
+                                                     cubic: true, label: label, budget: &budget)
+            let keys = monotonePieces(reduced)
+            for k in 1..<max(1, keys.count) where keys[k].t <= keys[k - 1].t { return nil }  // a jump
+            times.append(contentsOf: keys.map(\.t))
+            curves.append(keys)
+        }
+        times.sort()
+        var union: [Double] = []
+        for t in times where union.last.map({ t - $0 > ExportKeyframes.mergeDistance }) ?? true { union.append(t) }
+        guard union.count >= 2 else { return nil }
+        // Each channel's value and slope at every union time, on its own Hermite cubic.
+        var samples: [[(v: Double, m: Double)]] = []
+        for (index, curve) in curves.enumerated() {
+            guard let keys = curve, keys.count >= 2 else {
+                let v = channels[index].value(timeline.window.start)
+                samples.append(union.map { _ in (v, 0) })
+                continue
+            }
+            var row: [(v: Double, m: Double)] = []
+            var segment = 0
+            for t in union {
+                while segment + 2 < keys.count, keys[segment + 1].t <= t { segment += 1 }
+                let (k0, k1) = (keys[segment], keys[segment + 1])
+                let h = k1.t - k0.t
+                let u = min(1, max(0, (t - k0.t) / h))
+                let u2 = u * u, u3 = u2 * u
+                let (m0, m1) = (k0.slopeOut * h, k1.slopeIn * h)
+                let v = (2 * u3 - 3 * u2 + 1) * k0.v + (u3 - 2 * u2 + u) * m0 + (-2 * u3 + 3 * u2) * k1.v + (u3 - u2) * m1
+                let d = ((6 * u2 - 6 * u) * k0.v + (3 * u2 - 4 * u + 1) * m0 + (-6 * u2 + 6 * u) * k1.v + (3 * u2 - 2 * u) * m1) / h
+                row.append((v, d))
+            }
+            samples.append(row)
+        }
+        var easings: [(Double, Double)] = []
+        for k in 0..<(union.count - 1) {
+            let h = union[k + 1] - union[k]
+            let deltas = samples.map { $0[k + 1].v - $0[k].v }
+            guard let lead = deltas.indices.max(by: { abs(deltas[$0]) < abs(deltas[$1]) }) else { return nil }
+            let shared = Self.handles(samples[lead][k].v, samples[lead][k].m, samples[lead][k + 1].v, samples[lead][k + 1].m, h)
+            for c in samples.indices where c != lead {
+                let own = Self.handles(samples[c][k].v, samples[c][k].m, samples[c][k + 1].v, samples[c][k + 1].m, h)
+                let bound = 4.0 / 9 * abs(deltas[c]) * (abs(own.0 - shared.0) + abs(own.1 - shared.1))
+                if bound > tolerances[c] / 2 { return nil }
+            }
+            easings.append(shared)
+        }
+        var values: [[Double]] = []
+        for k in union.indices { values.append(samples.map { $0[k].v }) }
+        return (union, values, easings)
     }
 
     // MARK: - Options
