@@ -317,7 +317,9 @@ public enum KeyframeReducer {
                 var good = 0.0, bad = end.t - current.t
                 var trial = min(step, bad / 2)
                 var goodKey: Key?
-                while trial > Self.resolution, !exhausted {
+                // The smallest step that moves: the resolution, or a few ulps far from 0.
+                let smallest = max(Self.resolution, 4 * current.t.magnitude.ulp)
+                while trial > smallest, !exhausted {
                     let key = makeKey(current.t + trial, piece: (start.t, end.t))
                     if fits(current, key) {
                         good = trial
@@ -334,7 +336,7 @@ public enum KeyframeReducer {
                 if goodKey != nil {
                     // Bisect to 1/64 of the bracket.
                     let precision = (bad - good) / 64
-                    while bad - good > max(precision, Self.resolution), !exhausted {
+                    while bad - good > max(precision, smallest), !exhausted {
                         let mid = good + (bad - good) / 2
                         let key = makeKey(current.t + mid, piece: (start.t, end.t))
                         if fits(current, key) { good = mid; goodKey = key } else { bad = mid }
@@ -347,7 +349,10 @@ public enum KeyframeReducer {
                 }
                 // No extension fits even at the time resolution: a feature narrower than the
                 // scan; take the smallest step (the final check reports the deviation).
-                let next = goodKey ?? makeKey(current.t + max(trial, Self.resolution), piece: (start.t, end.t))
+                let fallback = current.t + max(trial, smallest)
+                if goodKey == nil, fallback >= end.t { break }
+                let next = goodKey ?? makeKey(fallback, piece: (start.t, end.t))
+                guard next.t > current.t, next.t < end.t else { break }
                 step = next.t - current.t
                 keys.append(next)
                 current = next
