@@ -66,7 +66,9 @@ public struct ReducedTrack: Sendable, Equatable {
 /// 3. A final, independent check evaluates every segment between the scan points (the
 ///    midpoints, which the fit never saw) and at sixteen even points, refined again around
 ///    the worst; a segment over ε (possible only for a feature narrower than the scan)
-///    is split at its worst point and checked again. `error` is the largest deviation seen.
+///    is split at its worst point and checked again. `error` is the largest deviation seen;
+///    should it still exceed ε (a feature narrower than the time resolution, or the
+///    keyframe limit reached), the reduction fails rather than break its promise.
 ///
 /// Work is bounded: at most `Limits.maxKeyframes` keyframes and `Limits.maxEvaluations`
 /// curve evaluations per track, otherwise `ReductionError` (a 422 asking for a larger ε).
@@ -86,6 +88,9 @@ public enum KeyframeReducer {
     public enum ReductionError: Error, Sendable, Equatable {
         case tooManyKeyframes(limit: Int)
         case tooManyEvaluations(limit: Int)
+        /// The final check still finds a deviation over ε after splitting (a feature
+        /// narrower than the time resolution): the bound cannot be promised.
+        case toleranceNotMet(deviation: Double)
     }
 
     /// The scan's step count for a window with `frameCount` frames: four scan steps per frame,
@@ -196,7 +201,11 @@ public enum KeyframeReducer {
             // Jumps: (time, value before, value after).
             var jumps: [(t: Double, before: Double, after: Double)] = []
             for i in 0..<(gridT.count - 1) where abs(gridV[i + 1] - gridV[i]) > epsilon / 4 {
-                if let jump = locateJump(gridT[i], gridV[i], gridT[i + 1], gridV[i + 1]) { jumps.append(jump) }
+                if var jump = locateJump(gridT[i], gridV[i], gridT[i + 1], gridV[i + 1]) {
+                    // In order and inside the window (a rounded time may pass the scan step).
+                    jump.t = min(b, max(jump.t, jumps.last?.t ?? a))
+                    jumps.append(jump)
+                }
                 if exhausted { throw .tooManyEvaluations(limit: limits.maxEvaluations) }
             }
 
@@ -228,6 +237,7 @@ public enum KeyframeReducer {
             }
             if keys.count > limits.maxKeyframes { throw .tooManyKeyframes(limit: limits.maxKeyframes) }
             if exhausted { throw .tooManyEvaluations(limit: limits.maxEvaluations) }
+            if error > epsilon { throw .toleranceNotMet(deviation: error) }
             return ReducedTrack(times: keys.map(\.t), values: keys.map(\.v),
                                 slopes: cubic ? keys.map { .init(incoming: $0.slopeIn, outgoing: $0.slopeOut) } : nil,
                                 error: error, evaluations: evaluations)
