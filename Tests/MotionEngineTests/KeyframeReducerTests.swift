@@ -189,6 +189,31 @@ final class KeyframeReducerTests: XCTestCase {
         }
     }
 
+    // MARK: - Odd windows
+
+    func testWindowsFarFromZeroAndOfZeroLength() throws {
+        // An endlessly repeating elastic tween sampled a long way in: times near 1e8 s have
+        // ulps of 1.5e-8 s, above the reducer's 1e-10 s resolution.
+        let far = try compile(#"{"fps":60,"window":{"start":100000000,"end":100000002},"target":{"x":0},"motion":{"type":"tween","duration":0.5,"easing":"elastic.out","repeat":"infinite","reverses":true,"properties":[{"path":"x","to":100}]}}"#)
+        for interpolation in [SimplifyOptions.Interpolation.linear, .cubic] {
+            let (reduced, track) = try reduce(far, "x", tolerance: 0.1, interpolation)
+            XCTAssertEqual(reduced.times.first, 100_000_000)
+            XCTAssertEqual(reduced.times.last, 100_000_002)
+            XCTAssertEqual(zip(reduced.times, reduced.times.dropFirst()).filter { $0 > $1 }.count, 0, "times ascend")
+            let dense = denseDeviation(reduced, { track.value(at: $0) }, window: far.window, samples: 50_000)
+            XCTAssertLessThanOrEqual(dense.deviation, 0.1 * 1.001, "\(interpolation) at t = \(dense.at)")
+        }
+        let point = try compile(#"{"fps":60,"window":{"start":0.25,"end":0.25},"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":100}]}}"#)
+        let (single, track) = try reduce(point, "x", tolerance: 0.1, .cubic)
+        XCTAssertEqual(single.times, [0.25])
+        XCTAssertEqual(single.values, [track.value(at: 0.25)])
+        for format in ["svg", "csv"] {
+            let document = #"{"fps":60,"window":{"start":0.25,"end":0.25},"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":100}]},"output":{"format":"\#(format)"}}"#
+            let body = try TimelineExport.encode(try compile(document)).body
+            XCTAssertFalse(body.isEmpty, format)
+        }
+    }
+
     // MARK: - Bounded work
 
     func testWorkIsBounded() throws {

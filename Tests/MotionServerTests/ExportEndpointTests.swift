@@ -167,6 +167,38 @@ final class ExportEndpointTests: DefaultServerTestCase {
         XCTAssertTrue(labels.contains { $0.contains("collided") }, "\(labels)")
     }
 
+    /// With `simplify` the svg draws the keyframes of the json reduction over the exact curve.
+    func testSVGWithSimplifyDrawsTheJSONKeyframes() throws {
+        let document = { (output: String) in """
+            {"fps": 60, "target": {"x": 0, "y": 0},
+             "motion": {"type": "group", "children": [
+               {"type": "spring", "response": 0.5, "dampingRatio": 0.4, "properties": [{"path": "x", "to": 100}]},
+               {"type": "tween", "duration": 1, "easing": "steps(3, jump-end)", "properties": [{"path": "y", "to": 30}]}]},
+             "output": \(output)}
+            """ }
+        let keys = try timeline(server, document(#"{"simplify": {"tolerance": 0.5, "interpolation": "cubic"}}"#))
+        let response = try post(server, "/v1/timelines", document(#"{"format": "svg", "simplify": {"tolerance": 0.5, "interpolation": "cubic"}}"#))
+        XCTAssertEqual(response.status, 200, response.text)
+        let parsed = try python("""
+            import json, sys, xml.etree.ElementTree as ET
+            ns = {'s': 'http://www.w3.org/2000/svg'}
+            root = ET.fromstring(sys.stdin.buffer.read())
+            tracks = root.findall('s:g[@class="track"]', ns)
+            print(json.dumps([{'paths': [p.get('d') for p in t.findall('s:path', ns)],
+                               'dots': len(t.findall('s:g/s:circle', ns)),
+                               'range': t.findall('s:text', ns)[1].text} for t in tracks]))
+            """, input: response.body)
+        let tracks = keys["tracks"]?.array ?? []
+        XCTAssertEqual(tracks.count, 2)
+        for (index, track) in tracks.enumerated() {
+            let count = try XCTUnwrap(track["times"]?.array?.count)
+            XCTAssertEqual(parsed[index]?["dots"]?.int, count, "one dot per keyframe of \(track["path"]!)")
+            XCTAssertEqual(parsed[index]?["paths"]?.array?.count, 2, "the exact curve and the keyframes' curve")
+            XCTAssertTrue(parsed[index]?["range"]?.string?.hasSuffix(", \(count) keyframes") ?? false, "\(parsed[index]!)")
+        }
+        XCTAssertTrue(parsed[0]?["paths"]?[1]?.string?.contains("C") ?? false, "cubic segments are drawn as Bézier curves")
+    }
+
     // MARK: - Bad input
 
     func testBadOutputOptionsAre422NamingTheField() throws {

@@ -147,7 +147,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
 
         /// 1, 2 or 5 × 10ⁿ: about one tick per 100 px, and at least two ticks.
         func tickStep() -> Double {
-            guard span > 0 else { return 1 }
+            guard span > 1e-9 else { return 1 }
             let raw = span / max(2, (plotWidth / 100).rounded(.down))
             var power = 1.0
             while power * 10 <= raw { power *= 10 }
@@ -168,7 +168,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
             text("\"/>\n")
             let step = tickStep()
             var ticks: [Double] = []
-            if span > 0 {
+            if span > 1e-9 {
                 var k = (start / step).rounded(.up)
                 while k * step <= timeline.window.end + step * 1e-9, ticks.count < 200 {
                     ticks.append(k * step)
@@ -195,7 +195,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
                 text("\"/>\n")
             }
             text("</g>\n<g class=\"ticks\" fill=\"#333333\" text-anchor=\"middle\">\n")
-            let decimals = max(0, -Int((log10(step)).rounded(.down)))
+            let decimals = step >= 1 ? 0 : min(12, Int((-log10(step)).rounded(.up)))
             for t in ticks {
                 text("<text x=\"")
                 coordinate(x(t))

@@ -59,6 +59,8 @@ public enum TimelineExport {
                 switch error {
                 case .tooManyKeyframes(let limit):
                     message = "track '\(track.path)' needs more than \(limit) keyframes to stay within \(format(tolerance)); use a larger tolerance"
+                case .toleranceNotMet(let deviation):
+                    message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
                 case .tooManyEvaluations(let limit):
                     message = limit < KeyframeReducer.Limits.default.maxEvaluations
                         ? "reducing every track within \(format(tolerance)) needs more than \(maxTotalEvaluations) curve evaluations in all; use a larger tolerance or fewer tracks"

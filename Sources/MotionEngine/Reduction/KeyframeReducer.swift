@@ -66,7 +66,9 @@ public struct ReducedTrack: Sendable, Equatable {
 /// 3. A final, independent check evaluates every segment between the scan points (the
 ///    midpoints, which the fit never saw) and at sixteen even points, refined again around
 ///    the worst; a segment over ε (possible only for a feature narrower than the scan)
-///    is split at its worst point and checked again. `error` is the largest deviation seen.
+///    is split at its worst point and checked again. `error` is the largest deviation seen;
+///    should it still exceed ε (a feature narrower than the time resolution, or the
+///    keyframe limit reached), the reduction fails rather than break its promise.
 ///
 /// Work is bounded: at most `Limits.maxKeyframes` keyframes and `Limits.maxEvaluations`
 /// curve evaluations per track, otherwise `ReductionError` (a 422 asking for a larger ε).
@@ -86,6 +88,9 @@ public enum KeyframeReducer {
     public enum ReductionError: Error, Sendable, Equatable {
         case tooManyKeyframes(limit: Int)
         case tooManyEvaluations(limit: Int)
+        /// The final check still finds a deviation over ε after splitting (a feature
+        /// narrower than the time resolution): the bound cannot be promised.
+        case toleranceNotMet(deviation: Double)
     }
 
     /// The scan's step count for a window with `frameCount` frames: four scan steps per frame,
@@ -196,7 +201,11 @@ public enum KeyframeReducer {
             // Jumps: (time, value before, value after).
             var jumps: [(t: Double, before: Double, after: Double)] = []
             for i in 0..<(gridT.count - 1) where abs(gridV[i + 1] - gridV[i]) > epsilon / 4 {
-                if let jump = locateJump(gridT[i], gridV[i], gridT[i + 1], gridV[i + 1]) { jumps.append(jump) }
+                if var jump = locateJump(gridT[i], gridV[i], gridT[i + 1], gridV[i + 1]) {
+                    // In order and inside the window (a rounded time may pass the scan step).
+                    jump.t = min(b, max(jump.t, jumps.last?.t ?? a))
+                    jumps.append(jump)
+                }
                 if exhausted { throw .tooManyEvaluations(limit: limits.maxEvaluations) }
             }
 
@@ -228,6 +237,7 @@ public enum KeyframeReducer {
             }
             if keys.count > limits.maxKeyframes { throw .tooManyKeyframes(limit: limits.maxKeyframes) }
             if exhausted { throw .tooManyEvaluations(limit: limits.maxEvaluations) }
+            if error > epsilon { throw .toleranceNotMet(deviation: error) }
             return ReducedTrack(times: keys.map(\.t), values: keys.map(\.v),
                                 slopes: cubic ? keys.map { .init(incoming: $0.slopeIn, outgoing: $0.slopeOut) } : nil,
                                 error: error, evaluations: evaluations)
@@ -317,7 +327,9 @@ public enum KeyframeReducer {
                 var good = 0.0, bad = end.t - current.t
                 var trial = min(step, bad / 2)
                 var goodKey: Key?
-                while trial > Self.resolution, !exhausted {
+                // The smallest step that moves: the resolution, or a few ulps far from 0.
+                let smallest = max(Self.resolution, 4 * current.t.magnitude.ulp)
+                while trial > smallest, !exhausted {
                     let key = makeKey(current.t + trial, piece: (start.t, end.t))
                     if fits(current, key) {
                         good = trial
@@ -334,7 +346,7 @@ public enum KeyframeReducer {
                 if goodKey != nil {
                     // Bisect to 1/64 of the bracket.
                     let precision = (bad - good) / 64
-                    while bad - good > max(precision, Self.resolution), !exhausted {
+                    while bad - good > max(precision, smallest), !exhausted {
                         let mid = good + (bad - good) / 2
                         let key = makeKey(current.t + mid, piece: (start.t, end.t))
                         if fits(current, key) { good = mid; goodKey = key } else { bad = mid }
@@ -347,7 +359,10 @@ public enum KeyframeReducer {
                 }
                 // No extension fits even at the time resolution: a feature narrower than the
                 // scan; take the smallest step (the final check reports the deviation).
-                let next = goodKey ?? makeKey(current.t + max(trial, Self.resolution), piece: (start.t, end.t))
+                let fallback = current.t + max(trial, smallest)
+                if goodKey == nil, fallback >= end.t { break }
+                let next = goodKey ?? makeKey(fallback, piece: (start.t, end.t))
+                guard next.t > current.t, next.t < end.t else { break }
                 step = next.t - current.t
                 keys.append(next)
                 current = next
