@@ -89,6 +89,8 @@ enum ExportKeyframes {
             switch error {
             case .tooManyKeyframes(let limit):
                 throw budget.failure("\(label) needs more than \(limit) keyframes to stay within \(format(shown))")
+            case .toleranceNotMet(let deviation):
+                throw budget.failure("\(label) deviates by \(format(deviation)) somewhere narrower than the reduction's time resolution, more than \(format(shown))")
             case .tooManyEvaluations:
                 throw budget.failure("reducing \(label) within \(format(shown)) needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
             }
