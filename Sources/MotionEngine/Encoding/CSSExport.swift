@@ -221,7 +221,8 @@ enum CSSExport {
                     ExportChannel(value: { t in channel.value(t) * alpha.value(t) }, hints: channel.hints, isConstant: channel.isConstant && alpha.isConstant)
                 } + [alpha]
             }
-            let tolerances = reduced.map { ExportKeyframes.tolerance($0, timeline) }
+            var tolerances: [Double] = []
+            for channel in reduced { tolerances.append(try ExportKeyframes.tolerance(channel, timeline, &budget)) }
             declarations[index].keyframes = try ExportKeyframes.linearUnion(channels, reducing: reduced, timeline, tolerances: tolerances,
                                                                             label: "\(declaration.property)", budget: &budget)
         }

@@ -55,7 +55,7 @@ enum ExportKeyframes {
     /// there (an eighth of one 8-bit step); 0.05 px or 0.05° is invisible on screen.
     static func defaultTolerance(_ channel: ExportChannel, window: TimeWindow) -> Double {
         var low = Double.infinity, high = -Double.infinity
-        let n = 256
+        let n = rangeSamples - 1
         for k in 0...n {
             let v = channel.value(window.start + (window.end - window.start) * Double(k) / Double(n))
             low = min(low, v)
@@ -66,9 +66,18 @@ enum ExportKeyframes {
         return min(0.05, max(1e-6, range * 5e-4))
     }
 
-    /// The tolerance for a channel: `output.simplify.tolerance`, or the default.
-    static func tolerance(_ channel: ExportChannel, _ timeline: Timeline) -> Double {
-        timeline.options.simplify?.tolerance ?? defaultTolerance(channel, window: timeline.window)
+    /// Evaluations `defaultTolerance` spends on one channel.
+    static let rangeSamples = 257
+
+    /// The tolerance for a channel: `output.simplify.tolerance`, or the default (whose
+    /// samples count against the answer's evaluations).
+    static func tolerance(_ channel: ExportChannel, _ timeline: Timeline, _ budget: inout ExportBudget) throws(DocumentError) -> Double {
+        if let given = timeline.options.simplify?.tolerance { return given }
+        budget.evaluations -= rangeSamples
+        guard budget.evaluations >= 0 else {
+            throw budget.failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+        }
+        return defaultTolerance(channel, window: timeline.window)
     }
 
     /// One channel reduced (linear or cubic) within `tolerance`, its work counted in `budget`.

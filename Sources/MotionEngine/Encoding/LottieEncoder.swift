@@ -129,7 +129,7 @@ public enum LottieEncoder: TimelineFormatEncoder {
             w.raw("}")
             return
         }
-        let tolerance = ExportKeyframes.tolerance(channel, timeline)
+        let tolerance = try ExportKeyframes.tolerance(channel, timeline, &budget)
         let reduced = try ExportKeyframes.reduce(channel, timeline, tolerance: tolerance, cubic: true,
                                                  label: "'\(path)'", budget: &budget)
         let keys = monotonePieces(reduced)
@@ -233,7 +233,8 @@ public enum LottieEncoder: TimelineFormatEncoder {
             w.raw("}")
             return
         }
-        let tolerances = channels.map { ExportKeyframes.tolerance($0, timeline) }
+        var tolerances: [Double] = []
+        for channel in channels { tolerances.append(try ExportKeyframes.tolerance(channel, timeline, &budget)) }
         if let shared = try sharedCubic(channels, timeline, tolerances: tolerances, label: label, budget: &budget) {
             try budget.spend(keyframes: shared.times.count, each: 200)
             w.raw("{\"a\":1,\"k\":[")
