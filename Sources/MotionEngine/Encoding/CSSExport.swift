@@ -205,6 +205,10 @@ enum CSSExport {
         if !problems.isEmpty { throw DocumentError(problems) }
 
         var budget = ExportBudget(timeline: timeline)
+        // Refuse at once what the evaluation budget cannot reduce: every channel costs at
+        // least `ExportKeyframes.minimumEvaluations`.
+        let channelCount = declarations.reduce(0) { $0 + $1.placeholders.reduce(0) { $0 + $1.channels.filter { !$0.isConstant }.count } }
+        try ExportKeyframes.checkChannelCount(channelCount, &budget)
         for index in declarations.indices {
             let declaration = declarations[index]
             if declaration.registered != nil {

@@ -66,6 +66,19 @@ enum ExportKeyframes {
         return min(0.05, max(1e-6, range * 5e-4))
     }
 
+    /// The fewest evaluations a channel's reduction takes (its scan and final check, and the
+    /// default tolerance's samples): one answer reduces at most
+    /// `TimelineExport.maxTotalEvaluations / minimumEvaluations` channels (2,000).
+    static let minimumEvaluations = 5_000
+
+    /// A 422 before any work when `count` channels cannot fit the answer's evaluations.
+    static func checkChannelCount(_ count: Int, _ budget: inout ExportBudget) throws(DocumentError) {
+        let (needed, overflow) = count.multipliedReportingOverflow(by: minimumEvaluations)
+        if overflow || needed > budget.evaluations {
+            throw budget.failure("\(count) animated channels to export; one answer reduces at most \(TimelineExport.maxTotalEvaluations / minimumEvaluations) (each takes at least \(minimumEvaluations) curve evaluations of the \(TimelineExport.maxTotalEvaluations) an answer may spend)")
+        }
+    }
+
     /// Evaluations `defaultTolerance` spends on one channel.
     static let rangeSamples = 257
 

@@ -49,6 +49,14 @@ public enum LottieEncoder: TimelineFormatEncoder {
     public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
         let (width, height, layers) = try decode(timeline)
         var budget = ExportBudget(timeline: timeline)
+        var channelCount = 0
+        for layer in layers {
+            for scalar in [layer.position?.0, layer.position?.1, layer.rotation, layer.scale, layer.opacity] {
+                if case .channel(let channel, _)? = scalar, !channel.isConstant { channelCount += 1 }
+            }
+            channelCount += layer.fill.channels.filter { !$0.isConstant }.count
+        }
+        try ExportKeyframes.checkChannelCount(channelCount, &budget)
         let fps = timeline.fps
         let frames = (timeline.window.end - timeline.window.start) * fps
         var w = JSONWriter(capacity: 4096)
