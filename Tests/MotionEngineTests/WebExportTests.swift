@@ -86,6 +86,18 @@ final class WebExportTests: XCTestCase {
         XCTAssertGreaterThan(worst, 0)
     }
 
+    func testMoreChannelsThanTheBudgetIsRefusedBeforeAnyWork() throws {
+        let count = 2_001
+        let target = (0..<count).map { #""p\#($0)": 0"# }.joined(separator: ",")
+        let properties = (0..<count).map { #"{"path": "p\#($0)", "to": 1}"# }.joined(separator: ",")
+        let timeline = try compile(#"{"target": {\#(target)}, "motion": {"type": "tween", "duration": 1, "properties": [\#(properties)]}, "output": {"format": "css"}}"#)
+        XCTAssertThrowsError(try CSSEncoder.encode(timeline: timeline)) { error in
+            let problem = (error as? DocumentError)?.problems.first
+            XCTAssertEqual(problem?.pointer, "/output/format")
+            XCTAssertTrue(problem?.message.contains("2001 animated channels") ?? false, problem?.message ?? "")
+        }
+    }
+
     func testMonotonePiecesSplitAtTheTurningPoint() {
         // A Hermite segment from 0 to 0 with slopes 1 and −1 over 2 s peaks at t = 1 (value 0.5).
         let reduced = ReducedTrack(times: [0, 2], values: [0, 0], slopes: [.init(incoming: 1, outgoing: 1), .init(incoming: -1, outgoing: -1)],
