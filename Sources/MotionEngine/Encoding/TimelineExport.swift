@@ -27,9 +27,9 @@ public enum TimelineExport {
         return (encoder.contentType, try encoder.encode(timeline: timeline))
     }
 
-    /// Curve evaluations one response's reductions may spend in all (a few seconds of one core at
-    /// most); each track also has `KeyframeReducer.Limits.default`.
-    public static let maxTotalEvaluations = 10_000_000
+    /// Curve evaluations one response's reductions may spend in all (one to two seconds of one
+    /// core); each track also has `KeyframeReducer.Limits.default`.
+    public static let maxTotalEvaluations = 5_000_000
 
     /// Every track of `timeline` reduced with `tolerance` (API §8.1). A track that needs more
     /// keyframes or evaluations than the limits allow is a 422 naming `pointer` (the field
