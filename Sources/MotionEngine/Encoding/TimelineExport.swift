@@ -37,6 +37,13 @@ public enum TimelineExport {
     /// `maxResponseBytes` (each keyframe counted at its longest).
     public static func reduce(_ timeline: Timeline, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
                               pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
+        try reduce(timeline, tolerances: { _ in tolerance }, interpolation: interpolation, pointer: pointer)
+    }
+
+    /// As `reduce(_:tolerance:…)` with a tolerance per track (a format's default ε may
+    /// depend on the property: pixels, opacity, a colour channel).
+    public static func reduce(_ timeline: Timeline, tolerances: (Track) -> Double, interpolation: SimplifyOptions.Interpolation,
+                              pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
         let maxResponseBytes = timeline.limits.maxResponseBytes
         var result: [ReducedTrack] = []
         result.reserveCapacity(timeline.tracks.count)
@@ -44,6 +51,7 @@ public enum TimelineExport {
         var bytes = 0
         let perKeyframe = (interpolation == .cubic ? 5 : 3) * 25
         for track in timeline.tracks {
+            let tolerance = tolerances(track)
             var limits = KeyframeReducer.Limits.default
             limits.maxEvaluations = min(limits.maxEvaluations, maxTotalEvaluations - spent)
             do {
@@ -57,6 +65,8 @@ public enum TimelineExport {
                 switch error {
                 case .tooManyKeyframes(let limit):
                     message = "track '\(track.path)' needs more than \(limit) keyframes to stay within \(format(tolerance)); use a larger tolerance"
+                case .invalidTolerance:
+                    message = "track '\(track.path)': the tolerance must be a positive number, not \(format(tolerance))"
                 case .toleranceNotMet(let deviation):
                     message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
                 case .tooManyEvaluations(let limit):

@@ -91,6 +91,8 @@ public enum KeyframeReducer {
         /// The final check still finds a deviation over ε after splitting (a feature
         /// narrower than the time resolution): the bound cannot be promised.
         case toleranceNotMet(deviation: Double)
+        /// ε is not a positive finite number.
+        case invalidTolerance
     }
 
     /// The scan's step count for a window with `frameCount` frames: four scan steps per frame,
@@ -117,6 +119,7 @@ public enum KeyframeReducer {
     public static func reduce(_ f: (Double) -> Double, window: TimeWindow, tolerance: Double,
                               interpolation: SimplifyOptions.Interpolation, hints: [Double] = [], preferred: [Double] = [],
                               gridIntervals: Int = 2_048, limits: Limits = .default) throws(ReductionError) -> ReducedTrack {
+        guard tolerance > 0, tolerance.isFinite else { throw .invalidTolerance }
         let result: Result<ReducedTrack, ReductionError> = withoutActuallyEscaping(f) { f in
             var run = Run(f: f, epsilon: tolerance, cubic: interpolation == .cubic, limits: limits)
             run.preferred = preferred.filter { $0 > window.start && $0 < window.end }.sorted()
