@@ -10,7 +10,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test bench-instructions
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
@@ -70,6 +70,14 @@ lint-docker: deps-python
 
 bench: release
 	Benchmarks/run.sh
+
+## Instructions per request (callgrind), beside a minimal libmicrohttpd server and nginx:
+## figures that do not move with machine noise (Benchmarks/scripts/instructions.py).
+bench-instructions: release
+	@mkdir -p Benchmarks/out/bin
+	gcc -O2 -Wall -o Benchmarks/out/bin/mhd_minimal Benchmarks/c/mhd_minimal.c -lmicrohttpd -lpthread
+	python3 Benchmarks/scripts/instructions.py --server .build/release/motion-server \
+	  --minimal Benchmarks/out/bin/mhd_minimal --out Benchmarks/out
 
 ## libFuzzer targets (Fuzz/, docs/fuzzing.md), built with ASan into .build-fuzz.
 fuzz-build: deps
