@@ -53,7 +53,16 @@ public struct TweenCurve: Sendable {
             let e = reverseEasing(u)
             return e == 1 ? from : to + (from - to) * e
         case .cycleEnd:
-            return timing.reverses ? from : to
+            return timing.reverses ? Self.end(to, from, reverseEasing) : Self.end(from, to, easing)
         }
+    }
+
+    /// Where a leg from `a` to `b` ends: exactly `b`, or `a + (b−a)·E(1)` for an easing whose
+    /// value at 1 is not 1 (a CSS `linear(…)` whose last stop is not 1; SEMANTICS §2).
+    @inline(__always)
+    static func end(_ a: Double, _ b: Double, _ easing: Easing) -> Double {
+        guard case .piecewiseLinear = easing else { return b }
+        let e = easing(1)
+        return e == 1 ? b : a + (b - a) * e
     }
 }

@@ -1,0 +1,32 @@
+import Foundation
+import XCTest
+@testable import MotionEngine
+
+/// The five places where the engine departed from SEMANTICS (issue 12, point 1): each test
+/// states the contract's value and failed before its fix.
+final class ContractDeviationTests: XCTestCase {
+    // MARK: linear() whose last stop is not 1 (SEMANTICS §2)
+
+    func testLinearEasingEndingOffOneEndsOnItsCSSValue() throws {
+        // linear(1, 0): E(0) = 1, E(½) = ½, E(1) = 0, so 0 → 100 runs 100, 50 and ends on 0.
+        let down = try compile(#"{"fps":2,"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":"linear(1, 0)","properties":[{"path":"x","to":100}]}}"#)
+        XCTAssertEqual(down.values(of: "x"), [100, 50, 0])
+        XCTAssertEqual(down.document(at: 1)["x"], .number(0))
+        XCTAssertEqual(down.document(at: 5)["x"], .number(0), "the leg holds a + (b−a)·E(1)")
+
+        // linear(0 20%, 1 80%): the points (0.2, 0) and (0.8, 1) extended past both ends:
+        // E(0) = −1/3, E(1) = 4/3.
+        let wide = try compile(#"{"fps":1,"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":"linear(0 20%, 1 80%)","properties":[{"path":"x","to":60}]}}"#)
+        let values = wide.values(of: "x")
+        XCTAssertEqual(values.count, 2)
+        XCTAssertEqual(values[0], -20, accuracy: 1e-12)
+        XCTAssertEqual(values[1], 80, accuracy: 1e-12)
+    }
+
+    func testLinearEasingEndValueWithReverseAndRepeat() throws {
+        // Forward with linear(1, 0) ends on 0; the reverse leg (same easing) runs
+        // b + (a−b)·E'(u) = 100 + (0 − 100)·E'(u): 0 at u = 0, 50 at ½, 100 at the end.
+        let timeline = try compile(#"{"fps":2,"target":{"x":0},"motion":{"type":"tween","duration":1,"reverses":true,"easing":"linear(1, 0)","properties":[{"path":"x","to":100}]}}"#)
+        XCTAssertEqual(timeline.values(of: "x"), [100, 50, 0, 50, 100])
+    }
+}
