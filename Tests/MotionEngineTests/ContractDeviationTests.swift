@@ -29,4 +29,30 @@ final class ContractDeviationTests: XCTestCase {
         let timeline = try compile(#"{"fps":2,"target":{"x":0},"motion":{"type":"tween","duration":1,"reverses":true,"easing":"linear(1, 0)","properties":[{"path":"x","to":100}]}}"#)
         XCTAssertEqual(timeline.values(of: "x"), [100, 50, 0, 50, 100])
     }
+
+    // MARK: Undamped springs (SEMANTICS §4)
+
+    func testUndampedSpringByDampingRatioIsComputedWithAWindow() throws {
+        // response 1, ζ = 0: ω0 = 2π, x = 1 − cos(2πt); it never rests.
+        let timeline = try compile(#"{"fps":8,"window":{"start":0,"end":3},"target":{"x":0},"motion":{"type":"spring","response":1,"dampingRatio":0,"properties":[{"path":"x","to":1}]}}"#)
+        XCTAssertNil(timeline.duration)
+        let values = timeline.values(of: "x")
+        XCTAssertEqual(values.count, 25)
+        for (frame, value) in values.enumerated() {
+            let t = Double(frame) / 8
+            XCTAssertEqual(value, 1 - cos(2 * Double.pi * t), accuracy: 1e-9, "t = \(t)")
+        }
+        XCTAssertFalse(timeline.events.contains { $0.kind == .completed })
+    }
+
+    func testUndampedSpringWithoutAWindowSaysItNeedsOne() {
+        for parameters in [#""response":1,"dampingRatio":0"#, #""stiffness":100,"damping":0"#] {
+            let error = problems(#"{"target":{"x":0},"motion":{"type":"spring",\#(parameters),"properties":[{"path":"x","to":1}]}}"#)
+            XCTAssertEqual(error.problems.count, 1)
+            XCTAssertEqual(error.problems.first?.pointer, "/window")
+            XCTAssertEqual(error.problems.first?.kind, .invalid)
+            let message = error.problems.first?.message ?? ""
+            XCTAssertTrue(message.contains("window") && message.contains("undamped"), message)
+        }
+    }
 }

@@ -201,6 +201,7 @@ public struct DocumentDecoder: Sendable {
         var duration = reader.time("duration")
         var durationGiven = reader.has("duration")
         var easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        var springTiming: MotionSpec?
         if let timing = reader.value("timing") {
             durationGiven = true
             let replaced = ["delay", "duration", "easing", "repeat", "reverses"].filter(reader.has)
@@ -208,6 +209,7 @@ public struct DocumentDecoder: Sendable {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' replaces delay, duration, easing, repeat and reverses; remove \(replaced.map { "'\($0)'" }.joined(separator: ", ")) or 'timing'")
             } else if let spec = MotionSpec.resolve(timing, at: reader.pointer("timing"), specs: context.specs, diagnostics) {
                 header.timing = spec.timing(repeatDelay: header.timing.repeatDelay)
+                if case .spring = spec.curve { springTiming = spec }
                 duration = spec.duration
                 durationGiven = true
                 easing = spec.easing
@@ -232,7 +234,8 @@ public struct DocumentDecoder: Sendable {
         if overLimit { return nil }
         reader.finish()
         return TweenNode(header: header, duration: duration, easing: easing ?? .linear,
-                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight)
+                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight,
+                         springTiming: springTiming)
     }
 
     func decodeTweenProperty(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> TweenProperty? {
@@ -299,7 +302,7 @@ public struct DocumentDecoder: Sendable {
                                         restitution: law.restitution, collisions: collisions, restVelocity: law.restVelocity,
                                         additiveWeight: additiveWeight))
         case "spring":
-            let parameters = SpringParameters.decode(from: reader, diagnostics)
+            let parameters = SpringParameters.decode(from: reader, diagnostics, allowsUndamped: true)
             let velocity = reader.bounded("velocity") ?? 0
             let restDelta = positive(reader, "restDelta", diagnostics) ?? 0.01
             let restSpeed = positive(reader, "restSpeed", diagnostics) ?? 0.01

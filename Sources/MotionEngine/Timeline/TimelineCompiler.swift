@@ -16,7 +16,13 @@ public struct TimelineCompiler: Sendable {
         let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
         if endless, document.window == nil {
-            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (something repeats forever), so say which interval to sample", kind: .invalid)])
+            let message: String
+            if let spring = Self.undampedSpring(document.motion) {
+                message = "is required: the undamped spring at \(spring) never comes to rest, so say which interval to sample with a window {start, end}"
+            } else {
+                message = "is required: the motion never ends (something repeats forever), so say which interval to sample with a window {start, end}"
+            }
+            throw DocumentError([Problem(pointer: "/window", message: message, kind: .invalid)])
         }
 
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
@@ -104,6 +110,16 @@ public struct TimelineCompiler: Sendable {
             }
         }
         return endless
+    }
+
+    /// The pointer of the first undamped spring node (which never rests), if any.
+    static func undampedSpring(_ node: MotionNode) -> String? {
+        switch node {
+        case .spring(let spring): return Scheduler.isUndamped(spring) ? spring.header.pointer : nil
+        case .group(let group): return group.children.lazy.compactMap(undampedSpring).first
+        case .sequence(let sequence): return sequence.steps.lazy.compactMap(undampedSpring).first
+        default: return nil
+        }
     }
 
     /// Whether a node certainly takes time (some tween in it has a positive duration or delay).
