@@ -55,4 +55,46 @@ final class ContractDeviationTests: XCTestCase {
             XCTAssertTrue(message.contains("window") && message.contains("undamped"), message)
         }
     }
+
+    // MARK: motion-interchange spring curves (SEMANTICS §10)
+
+    /// The rest time of a spring node on 0 → distance with the node defaults.
+    private func nodeRestTime(_ parameters: SpringParameters, distance: Double, velocity: Double) throws -> Double {
+        let kernel = SpringKernel(parameters: parameters, from: 0, to: distance, velocity: velocity)
+        return try SpringSettling.settle([kernel], restDelta: 0.01, restSpeed: 0.01)
+    }
+
+    func testSpringCurveDurationIsTheNodeRestTimeInPropertyUnits() throws {
+        let parameters = SpringParameters.mass(1, tension: 100, friction: 10)
+        for (distance, velocity) in [(10.0, 0.0), (500.0, 0.0), (10.0, 2.0), (500.0, -1.5)] {
+            let timeline = try compile(#"{"fps":60,"target":{"o":0},"motion":{"type":"tween","timing":{"curve":{"type":"spring","mass":1,"tension":100,"friction":10,"initialVelocity":\#(velocity)}},"properties":[{"path":"o","to":\#(distance)}]}}"#)
+            // v0 = initialVelocity × (to − from).
+            let expected = try nodeRestTime(parameters, distance: distance, velocity: velocity * distance)
+            XCTAssertEqual(timeline.duration, expected, "distance \(distance), initialVelocity \(velocity)")
+            // The values are the spring node's: the spring from 0 to the distance.
+            let kernel = SpringKernel(parameters: parameters, from: 0, to: distance, velocity: velocity * distance)
+            let values = timeline.values(of: "o")
+            for frame in [1, 10, 30] where Double(frame) / 60 < expected {
+                XCTAssertEqual(values[frame], kernel.value(at: Double(frame) / 60), accuracy: 1e-9 * distance)
+            }
+            XCTAssertEqual(values.last, distance)
+        }
+        // Farther moves take longer to come within 0.01 units.
+        let near = try nodeRestTime(parameters, distance: 10, velocity: 0)
+        let far = try nodeRestTime(parameters, distance: 500, velocity: 0)
+        XCTAssertGreaterThan(far, near)
+    }
+
+    func testSpringCurveWithPropertiesOfDifferentDistances() throws {
+        // Each property runs for its own rest time; the tween ends with the slowest.
+        let parameters = SpringParameters.mass(1, tension: 200, friction: 12)
+        let timeline = try compile(#"{"fps":60,"target":{"a":0,"b":0},"motion":{"type":"tween","id":"t","timing":{"curve":{"type":"spring","mass":1,"tension":200,"friction":12}},"properties":[{"path":"a","to":1},{"path":"b","to":1000}]}}"#)
+        let near = try nodeRestTime(parameters, distance: 1, velocity: 0)
+        let far = try nodeRestTime(parameters, distance: 1000, velocity: 0)
+        XCTAssertEqual(timeline.duration, far)
+        XCTAssertEqual(timeline.events.last?.time, far)
+        let a = timeline.tracks.first { $0.path == "a" }!
+        XCTAssertEqual(a.value(at: near), 1)
+        XCTAssertNotEqual(a.value(at: near - 0.01), 1)
+    }
 }

@@ -142,6 +142,9 @@ public struct TweenNode: Sendable {
     public var properties: [TweenProperty]
     /// Additive weight (0…1) when `additive` is true, else nil.
     public var additiveWeight: Double?
+    /// A `timing` spec with a spring curve: each property's leg lasts its own rest time
+    /// (SEMANTICS §10), known once its values are resolved.
+    public var springTiming: MotionSpec? = nil
 }
 
 /// One `properties` entry of a tween.

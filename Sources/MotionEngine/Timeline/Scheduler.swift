@@ -204,6 +204,9 @@ final class Scheduler {
             if let active = timing.activeDuration, let current = end { end = max(current, start + active) } else { end = nil }
         }
         let nodeStart = starts.min() ?? t + header.timing.delay
+        if let spec = tween.springTiming, case .spring(let curve) = spec.curve {
+            return playSpringTimedTween(tween, spec: spec, curve: curve, starts: starts, nodeStart: nodeStart, play: play, finish: finish)
+        }
         at(nodeStart, order: header.order) { [unowned self] in
             emit(.started, header, at: nodeStart)
             emitBoundaries(header, starts: starts, timings: timings)
@@ -219,6 +222,36 @@ final class Scheduler {
             }
         }
         if let end { at(end, order: header.order) { finish(end) } }
+    }
+
+    /// A tween timed by a spring-curve spec: each property's legs last its own rest time, known
+    /// when it is resolved; boundaries and the end follow once every property is.
+    private func playSpringTimedTween(_ tween: TweenNode, spec: MotionSpec, curve: SpringCurve, starts: [Double],
+                                      nodeStart: Double, play: Play, finish: @escaping (Double) -> Void) {
+        let header = tween.header
+        at(nodeStart, order: header.order) { [unowned self] in emit(.started, header, at: nodeStart) }
+        var timings = [CycleTiming?](repeating: nil, count: tween.properties.count)
+        var remaining = tween.properties.count
+        for (index, property) in tween.properties.enumerated() {
+            at(starts[index], order: header.order) { [unowned self] in
+                let blending = TrackBuilder.Blending(additiveWeight: tween.additiveWeight, bounds: property.bounds)
+                if let made = builder.addSpringTimed(property, spec: spec, curve: curve, start: starts[index],
+                                                     node: header.timing, blending: blending) {
+                    play.legs.append(contentsOf: made.legs)
+                    timings[index] = made.timing
+                }
+                remaining -= 1
+                guard remaining == 0 else { return }
+                let resolved = zip(starts, timings).compactMap { start, timing in timing.map { (start, $0) } }
+                guard resolved.count == timings.count else { return }  // a problem was reported
+                emitBoundaries(header, starts: resolved.map(\.0), timings: resolved.map(\.1))
+                var end: Double? = nodeStart
+                for (start, timing) in resolved {
+                    if let active = timing.activeDuration, let current = end { end = max(current, start + active) } else { end = nil }
+                }
+                if let end { at(end, order: header.order) { finish(end) } }
+            }
+        }
     }
 
     /// `reversed` and `repeated` of a leaf's own cycles, merged over its properties.
