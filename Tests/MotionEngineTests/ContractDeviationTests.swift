@@ -97,4 +97,18 @@ final class ContractDeviationTests: XCTestCase {
         XCTAssertEqual(a.value(at: near), 1)
         XCTAssertNotEqual(a.value(at: near - 0.01), 1)
     }
+
+    // MARK: Contiguous sequences (SEMANTICS §8)
+
+    func testContiguousSequenceEmitsNoSteppedAtItsTurn() throws {
+        let timeline = try compile(#"""
+        {"fps":1,"target":{"x":0},"motion":{"type":"sequence","id":"s","reverses":true,"reversingMode":"contiguous","steps":[
+          {"type":"tween","id":"a","duration":1,"properties":[{"path":"x","to":1}]},
+          {"type":"tween","id":"b","duration":1,"properties":[{"path":"x","to":2}]}]}}
+        """#)
+        let stepped = timeline.events.filter { $0.kind == .stepped }.map { "\($0.step!)@\(format($0.time))" }
+        // Out: a → b at 1. Back: b's reverse leg ends at 3 and hands off to a. Nothing at the turn (2).
+        XCTAssertEqual(stepped, ["1@1", "0@3"])
+        XCTAssertEqual(timeline.events.filter { $0.time == 2 }.map { "\($0.motion):\($0.kind.rawValue)" }, ["s:reversed", "b:reversed"])
+    }
 }

@@ -605,10 +605,12 @@ final class Scheduler {
                 forward(outwardOrder, 0, cycleStart) { [unowned self] turn in
                     guard timing.reverses else { return endCycle(turn) }
                     emit(.reversed, header, at: turn)
-                    emit(.stepped, header, at: turn, step: steps.count - 1)
                     if !contiguous {
+                        // The sequential turn: the last step hands off to its own replay.
+                        emit(.stepped, header, at: turn, step: steps.count - 1)
                         return forward(Array(outwardOrder.reversed()), 0, turn, then: endCycle)
                     }
+                    // Contiguous: the turn is not a hand-off (no `stepped`).
                     // Contiguous: the reverse legs run n−1 … 0.
                     let plays = outwardPlays
                     func homeward(_ index: Int, _ time: Double) {
