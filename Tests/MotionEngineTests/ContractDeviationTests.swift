@@ -111,4 +111,49 @@ final class ContractDeviationTests: XCTestCase {
         XCTAssertEqual(stepped, ["1@1", "0@3"])
         XCTAssertEqual(timeline.events.filter { $0.time == 2 }.map { "\($0.motion):\($0.kind.rawValue)" }, ["s:reversed", "b:reversed"])
     }
+
+    // MARK: Events at one instant (SEMANTICS §8)
+
+    private func summary(_ timeline: Timeline, at time: Double) -> [String] {
+        timeline.events.filter { abs($0.time - time) < 1e-9 }.map { "\($0.motion):\($0.kind.rawValue)" }
+    }
+
+    func testUnrelatedEventsAtOneInstantFollowDocumentOrder() throws {
+        // At t = 1: a completes, so s steps and b starts (one causal chain); u, a later
+        // sibling, reverses at the same instant with no link to that chain, so it comes after.
+        let later = try compile(#"""
+        {"fps":1,"target":{"x":0,"y":0},"motion":{"type":"group","id":"g","children":[
+          {"type":"sequence","id":"s","steps":[
+            {"type":"tween","id":"a","duration":1,"properties":[{"path":"x","to":1}]},
+            {"type":"tween","id":"b","duration":1,"properties":[{"path":"x","to":2}]}]},
+          {"type":"tween","id":"u","duration":1,"reverses":true,"properties":[{"path":"y","to":1}]}]}}
+        """#)
+        XCTAssertEqual(summary(later, at: 1), ["a:completed", "s:stepped", "b:started", "u:reversed"])
+        XCTAssertEqual(summary(later, at: 2), ["b:completed", "s:completed", "u:completed", "g:completed"])
+
+        // The same with u first in the document: its reversed comes first.
+        let earlier = try compile(#"""
+        {"fps":1,"target":{"x":0,"y":0},"motion":{"type":"group","id":"g","children":[
+          {"type":"tween","id":"u","duration":1,"reverses":true,"properties":[{"path":"y","to":1}]},
+          {"type":"sequence","id":"s","steps":[
+            {"type":"tween","id":"a","duration":1,"properties":[{"path":"x","to":1}]},
+            {"type":"tween","id":"b","duration":1,"properties":[{"path":"x","to":2}]}]}]}}
+        """#)
+        XCTAssertEqual(summary(earlier, at: 1), ["u:reversed", "a:completed", "s:stepped", "b:started"])
+        XCTAssertEqual(summary(earlier, at: 2), ["u:completed", "b:completed", "s:completed", "g:completed"])
+    }
+
+    func testRepeatsAtOneInstantFollowDocumentOrder() throws {
+        // Two tweens repeating every second beside a sequence whose step hands off at 1:
+        // p (before the sequence) repeats before the chain, q (after it) after it.
+        let timeline = try compile(#"""
+        {"fps":1,"target":{"x":0,"y":0,"z":0},"motion":{"type":"group","children":[
+          {"type":"tween","id":"p","duration":1,"repeat":1,"properties":[{"path":"y","to":1}]},
+          {"type":"sequence","id":"s","steps":[
+            {"type":"tween","id":"a","duration":1,"properties":[{"path":"x","to":1}]},
+            {"type":"tween","id":"b","duration":1,"properties":[{"path":"x","to":2}]}]},
+          {"type":"tween","id":"q","duration":1,"repeat":1,"properties":[{"path":"z","to":1}]}]}}
+        """#)
+        XCTAssertEqual(summary(timeline, at: 1), ["p:repeated", "a:completed", "s:stepped", "b:started", "q:repeated"])
+    }
 }

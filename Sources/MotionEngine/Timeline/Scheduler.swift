@@ -18,6 +18,13 @@ final class Scheduler {
 
     private(set) var builder: TrackBuilder
     private(set) var events: [TimelineEvent] = []
+    /// For each event: its node's pre-order position, and the index of the event at the same
+    /// instant that caused it (−1 for none). `EventOrder` sorts by them (SEMANTICS §8).
+    private(set) var eventOrders: [Int] = []
+    private(set) var eventCauses: [Int] = []
+    /// The time of the running action, and the last event in its causal chain (−1 for none).
+    private var now = -Double.infinity
+    private var context = -1
     private let diagnostics: Diagnostics
     private let limits: EngineLimits
     /// Actions after this time are not run (the window end, for motions that never end).
@@ -46,6 +53,8 @@ final class Scheduler {
         play(root, at: 0, part: .full) { time, _ in end = time }
         while overflow == nil, let action = queue.pop() {
             if action.time > horizon + timeEpsilon { break }
+            now = action.time
+            context = action.cause
             action.run()
         }
         return end
@@ -53,8 +62,9 @@ final class Scheduler {
 
     // MARK: - Scheduling primitives
 
+    /// Runs `body` at `time`; an action at the running action's instant carries its causal chain.
     private func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
-        queue.push(time: time, order: order, body)
+        queue.push(time: time, order: order, cause: abs(time - now) < timeEpsilon ? context : -1, body)
     }
 
     /// Cycles a leaf's boundary walk may visit: twice the event limit and a few, saturating
@@ -78,7 +88,11 @@ final class Scheduler {
             overflow = eventsOverflow
             return
         }
+        let cause = context >= 0 && abs(events[context].time - time) < timeEpsilon ? context : -1
         events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
+        eventOrders.append(node.order)
+        eventCauses.append(cause)
+        if abs(time - now) < timeEpsilon { context = events.count - 1 }
     }
 
     private func countPlay() -> Bool {
@@ -647,14 +661,16 @@ struct ActionQueue {
         var time: Double
         var order: Int
         var sequence: Int
+        /// The event that caused it at the same instant, or −1.
+        var cause: Int
         var run: () -> Void
     }
 
     private var heap = MinHeap<Action> { ($0.time, $0.order, $0.sequence) < ($1.time, $1.order, $1.sequence) }
     private var nextSequence = 0
 
-    mutating func push(time: Double, order: Int, _ run: @escaping () -> Void) {
-        heap.push(Action(time: time, order: order, sequence: nextSequence, run: run))
+    mutating func push(time: Double, order: Int, cause: Int = -1, _ run: @escaping () -> Void) {
+        heap.push(Action(time: time, order: order, sequence: nextSequence, cause: cause, run: run))
         nextSequence += 1
     }
 

@@ -38,11 +38,9 @@ public struct TimelineCompiler: Sendable {
         let builder = scheduler.builder
         let frameCount = try countFrames(window: window, fps: document.fps, tracks: builder.tracks.count)
         let lower = window.start - timeEpsilon, upper = window.end + timeEpsilon
-        // Stable by generation order, which is causal order at one instant.
-        let events = scheduler.events.enumerated()
-            .filter { $0.element.time >= lower && $0.element.time <= upper }
-            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
-            .map(\.element)
+        // By time; at one instant causes first, otherwise document order (SEMANTICS §8).
+        let events = EventOrder.sorted(scheduler.events, orders: scheduler.eventOrders, causes: scheduler.eventCauses)
+            .filter { $0.time >= lower && $0.time <= upper }
 
         let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
