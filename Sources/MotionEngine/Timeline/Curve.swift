@@ -8,6 +8,8 @@ public indirect enum Curve: Sendable {
     case tween(TweenCurve)
     case dynamic(DynamicCurve)
     case path(PathCurve)
+    /// A tween leg through several keyframes (API §10.1).
+    case keyframes(KeyframeCurve)
 
     @inline(__always)
     public func value(at tau: Double) -> Double {
@@ -15,6 +17,7 @@ public indirect enum Curve: Sendable {
         case .tween(let curve): return curve.value(at: tau)
         case .dynamic(let curve): return curve.value(at: tau)
         case .path(let curve): return curve.value(at: tau)
+        case .keyframes(let curve): return curve.value(at: tau)
         }
     }
 
@@ -24,6 +27,7 @@ public indirect enum Curve: Sendable {
         case .tween(let curve): return curve.from
         case .dynamic(let curve): return curve.value(at: 0)
         case .path(let curve): return curve.value(at: 0)
+        case .keyframes(let curve): return curve.forward.value(0)
         }
     }
 }

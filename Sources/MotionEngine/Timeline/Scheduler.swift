@@ -157,6 +157,10 @@ final class Scheduler {
                     builder.addReverseLeg(leg, at: t)
                     end = max(end, t + leg.duration)
                 }
+                for part in play.homeward {  // keyframed properties
+                    builder.appendHomeward(part.curve, track: part.track, at: t, part.blending)
+                    end = max(end, t + part.duration)
+                }
                 at(end, order: header.order) { finish(end) }
             case .physics, .spring, .decay, .path:
                 var end = t
@@ -230,6 +234,11 @@ final class Scheduler {
             let reverseEasing = tween.reverseEasing ?? easing
             at(starts[index], order: header.order) { [unowned self] in
                 let blending = TrackBuilder.Blending(additiveWeight: tween.additiveWeight, bounds: property.bounds)
+                if let keyframes = property.keyframes {
+                    play.homeward += builder.addKeyframes(property, keyframes, start: starts[index], timing: timings[index], easing: easing,
+                                                          reverseEasing: tween.reverseEasing, blending: blending)
+                    return
+                }
                 let legs = builder.add(property, start: starts[index], timing: timings[index], easing: easing,
                                        reverseEasing: reverseEasing, blending: blending)
                 play.legs.append(contentsOf: legs)
