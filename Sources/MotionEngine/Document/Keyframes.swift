@@ -166,8 +166,9 @@ extension DocumentDecoder {
             let pointer = reader.pointer("durations")
             if let items = reader.array("durations") {
                 let targets = (values?.count ?? 1) - 1
-                if values != nil, items.count != targets {
-                    diagnostics.invalid(pointer, "must hold one duration per target after the first keyframe (\(targets)), not \(items.count)")
+                // The last (to rest) may also be left out.
+                if values != nil, items.count != targets, items.count != targets - 1 {
+                    diagnostics.invalid(pointer, "must hold one duration per target after the first keyframe (\(targets); the last may be null or left out), not \(items.count)")
                     failed = true
                 }
                 var list: [Double?] = []
@@ -186,6 +187,7 @@ extension DocumentDecoder {
                         failed = true
                     }
                 }
+                if list.count == targets - 1 { list.append(nil) }
                 durations = list
             } else {
                 failed = true

@@ -464,6 +464,13 @@ final class Scheduler {
                 // A property's own bounds win over a spring's clamp.
                 for index in firstLeaf..<leaves.count { leaves[index].bounds = property.bounds ?? clamp }
             }
+            if case .spring(let spring) = node, let keyframes = property.keyframes {
+                guard let keyed = springKeyframeLeaves(spring, property, keyframes, at: start) else { return nil }
+                leaves += keyed.leaves
+                forwardLength = max(forwardLength, keyed.forward)
+                reverseLength = max(reverseLength, keyed.reverse)
+                continue
+            }
             let shape = property.to ?? property.from ?? property.path.lookup(in: builder.target) ?? .number(0)
             guard let resolved = builder.resolve(path: property.path, pointer: property.pointer, from: property.from,
                                                  to: shape, at: start, keepAll: property.to == nil) else { return nil }
@@ -531,8 +538,8 @@ final class Scheduler {
                     return nil
                 }
             }
-            forwardLength = max(settle, springs.compactMap(\.crossing).max() ?? 0)
-            reverseLength = settleBack
+            forwardLength = max(forwardLength, settle, springs.compactMap(\.crossing).max() ?? 0)
+            reverseLength = max(reverseLength, settleBack)
             for item in springs {
                 leaves[item.leafIndex].forward = .spring(item.kernel, settle: item.crossing ?? settle)
                 leaves[item.leafIndex].reverse = .spring(item.reverse, settle: settleBack)
@@ -542,6 +549,33 @@ final class Scheduler {
     }
 
     static func isUndamped(_ spring: SpringNode) -> Bool { spring.parameters.damping == 0 }
+
+    /// A spring property with keyframes: every leaf's chain through the targets, and back
+    /// (the keyframes in reverse order, the durations of the targets it heads for again,
+    /// velocity −v0); with how long each way lasts. Nil after a problem (reported).
+    private func springKeyframeLeaves(_ spring: SpringNode, _ property: DynamicProperty, _ keyframes: SpringKeyframes, at start: Double)
+        -> (leaves: [DynamicLeaf], forward: Double, reverse: Double)? {
+        guard let resolved = builder.resolveKeyframes(path: property.path, pointer: property.pointer, values: keyframes.values, at: start) else {
+            return nil
+        }
+        let velocity = property.velocity ?? spring.velocity
+        let values = resolved.map(\.values)
+        let back = keyframes.durations.map { Array($0.dropLast().reversed()) + [nil] }
+        do {
+            let forward = try SpringChain.build(parameters: spring.parameters, values: values, velocities: values.map { _ in velocity },
+                                                durations: keyframes.durations, restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+            let reverse = try SpringChain.build(parameters: spring.parameters, values: values.map { $0.reversed() },
+                                                velocities: values.map { _ in -velocity }, durations: back,
+                                                restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+            let leaves = zip(resolved, zip(forward.chains, reverse.chains)).map { item, chains in
+                DynamicLeaf(leaf: item.leaf, forward: .springChain(chains.0), reverse: .springChain(chains.1))
+            }
+            return (leaves, forward.end, reverse.end)
+        } catch {
+            diagnostics.invalid(property.pointer + "/keyframes", error.message)
+            return nil
+        }
+    }
 
     /// Events before this are not needed (set for windows far into an endless motion).
     var windowStart = -Double.infinity
