@@ -139,3 +139,17 @@ final class SpringKeyframeTests: XCTestCase {
         check(#"{"path":"x","keyframes":[0,1],"from":0}"#, "", "\(p)/from", 422, "replaces")
     }
 }
+
+extension SpringKeyframeTests {
+    func testKeyframesThatChangeNothing() throws {
+        // No leaf of the composite changes, so there are no tracks: nothing to chain.
+        let spring = try compile(#"{"fps":10,"target":{"p":{"x":1}},"motion":{"type":"spring","response":0.5,"properties":[{"path":"p","keyframes":[null,{"x":1},{"x":1}]}]}}"#)
+        XCTAssertEqual(spring.duration, 0)
+        XCTAssertTrue(spring.tracks.isEmpty)
+        let colour = try compile(##"{"fps":10,"target":{"c":"#000"},"motion":{"type":"spring","response":0.5,"properties":[{"path":"c","keyframes":["#000","#000"]}]}}"##)
+        XCTAssertTrue(colour.tracks.isEmpty)
+        let tween = try compile(#"{"fps":10,"target":{"p":{"x":1}},"motion":{"type":"tween","duration":1,"properties":[{"path":"p","keyframes":[{"x":1},{"x":1},{"x":1}]}]}}"#)
+        XCTAssertTrue(tween.tracks.isEmpty)
+        XCTAssertEqual(tween.duration, 1)
+    }
+}

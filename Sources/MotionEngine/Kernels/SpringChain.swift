@@ -44,9 +44,10 @@ public struct SpringChain: Sendable {
     /// chains and the time the last segment rests (∞ for an undamped spring that never does).
     public static func build(parameters: SpringParameters, values: [[Double]], velocities: [Double], durations: [Double?]?,
                              restDelta: Double, restSpeed: Double) throws(SpringSettling.Failure) -> (chains: [SpringChain], end: Double) {
+        let count = values.first?.count ?? 0
+        guard count >= 2, values.allSatisfy({ $0.count == count }), velocities.count == values.count else { return ([], 0) }
         let undamped = parameters.damping == 0
         let modes = SpringModes(parameters)
-        let count = values.first?.count ?? 0
         var positions = values.map { $0[0] }
         var speeds = velocities
         var segments = [[Segment]](repeating: [], count: values.count)
