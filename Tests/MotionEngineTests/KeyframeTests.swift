@@ -163,5 +163,9 @@ final class KeyframeTests: XCTestCase {
         check(#"{"path":"x","keyframes":[0,1,2],"easings":["linear","nope"]}"#, "\(p)/easings/1", 422, "nope")
         check(#"{"path":"x","offsets":[0,1],"to":1}"#, "\(p)/offsets", 422, "only with 'keyframes'")
         check(#"{"path":"y","keyframes":[null,1]}"#, "\(p)/path", 422, "no value at 'y'")
+        // A spring-curve timing takes its length from the property's two ends.
+        let spring = problems(#"{"target":{"x":0},"motion":{"type":"tween","timing":{"curve":{"type":"spring","mass":1,"tension":100,"friction":10}},"properties":[{"path":"x","keyframes":[0,1,2]}]}}"#)
+        XCTAssertEqual(spring.problems.map(\.pointer), ["\(p)/keyframes"])
+        XCTAssertEqual(spring.status, 422)
     }
 }

@@ -141,6 +141,15 @@ final class SpringKeyframeTests: XCTestCase {
 }
 
 extension SpringKeyframeTests {
+    func testReversingGroupRetracesSpringKeyframes() throws {
+        // The group reverses its child: the same chain back as the node's own reverse leg.
+        let grouped = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"group","reverses":true,"children":[{"type":"spring","response":0.5,"dampingRatio":0.5,"properties":[{"path":"x","keyframes":[0,100,50],"durations":[0.3]}]}]}}"#)
+        let own = try compile(springDocument(#"{"path":"x","keyframes":[0,100,50],"durations":[0.3]}"#, extra: #","reverses":true"#))
+        XCTAssertEqual(grouped.duration, own.duration)
+        XCTAssertEqual(grouped.values(of: "x"), own.values(of: "x"))
+        XCTAssertEqual(grouped.values(of: "x").last, 0)
+    }
+
     func testKeyframesThatChangeNothing() throws {
         // No leaf of the composite changes, so there are no tracks: nothing to chain.
         let spring = try compile(#"{"fps":10,"target":{"p":{"x":1}},"motion":{"type":"spring","response":0.5,"properties":[{"path":"p","keyframes":[null,{"x":1},{"x":1}]}]}}"#)
