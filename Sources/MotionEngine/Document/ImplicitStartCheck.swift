@@ -34,10 +34,16 @@ enum ImplicitStartCheck {
         }
         for (index, item) in (object["properties"]?.arrayValue ?? []).enumerated() {
             guard case .object(let property) = item, let path = property["path"]?.stringValue.flatMap(PropertyPath.init) else { continue }
-            if property["from"] != nil {
+            // `keyframes` stand for from (the first, null = implicit) and to (the last).
+            var from = property["from"], to = property["to"]
+            if let keyframes = property["keyframes"]?.arrayValue {
+                from = keyframes.first.flatMap { $0 == .null ? nil : $0 }
+                to = keyframes.last
+            }
+            if from != nil {
                 providers.append(path)
             } else {
-                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: property["to"]))
+                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: to))
             }
         }
         for key in ["children", "steps"] {

@@ -141,8 +141,10 @@ public struct MotionSpec: Sendable {
         }
     }
 
-    /// The tween timing this spec stands for, keeping the node's `repeatDelay`.
-    func timing(repeatDelay: Double) -> NodeTiming {
+    /// The tween timing this spec stands for, keeping the node's `repeatDelay`; `duration`
+    /// replaces the spec's own (a spring curve's rest time in the property's units).
+    func timing(repeatDelay: Double, duration: Double? = nil) -> NodeTiming {
+        let duration = duration ?? self.duration
         var timing = NodeTiming(delay: delay, repeatDelay: repeatDelay)
         switch repetition {
         case .none:

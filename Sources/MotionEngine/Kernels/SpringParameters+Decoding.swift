@@ -55,11 +55,12 @@ extension SpringParameters {
     /// Problems: no form at all (when `required`), a missing field of the chosen form or a
     /// wrong JSON type → malformed (400); two forms at once → invalid (422) naming both; a
     /// value out of range → invalid (422): mass, stiffness, tension, response, duration > 0;
-    /// damping, friction ≥ 0; dampingRatio > 0 (0 never rests); bounce in (−1, 1); constants
+    /// damping, friction ≥ 0; dampingRatio > 0 (0 never rests), or ≥ 0 with `allowsUndamped`
+    /// (a spring node, which a `window` can sample for ever); bounce in (−1, 1); constants
     /// whose derived values overflow.
     public static func decode(
         from reader: ObjectReader, _ diagnostics: Diagnostics,
-        allowed: Set<Form> = Set(Form.allCases), required: Bool = true
+        allowed: Set<Form> = Set(Form.allCases), required: Bool = true, allowsUndamped: Bool = false
     ) -> SpringParameters? {
         let before = diagnostics.problems.count
         let forms = Form.allCases.filter { allowed.contains($0) && $0.identifyingKeys.contains(where: reader.has) }
@@ -101,7 +102,7 @@ extension SpringParameters {
             let response = positive("response", required: true)
             var ratio: Double? = 1
             if let n = reader.number("dampingRatio") {
-                if n > 0 {
+                if n > 0 || (n == 0 && allowsUndamped) {
                     ratio = n
                 } else {
                     diagnostics.invalid(reader.pointer("dampingRatio"), n == 0

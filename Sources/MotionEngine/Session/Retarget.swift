@@ -43,7 +43,8 @@ extension Timeline {
                     if case .physics = curve.locate(t - segment.start).leg.kernel {
                         throw RetargetError(kind: .conflict, message: "'\(trackPath)' is a physics motion; only springs, decays and tweens can be redirected")
                     }
-                case .tween:
+                case .tween, .keyframes:
+                    // A keyframed tween leaves its remaining keyframes for the spring.
                     break
                 }
             }

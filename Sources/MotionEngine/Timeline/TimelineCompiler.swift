@@ -16,7 +16,13 @@ public struct TimelineCompiler: Sendable {
         let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
         if endless, document.window == nil {
-            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (something repeats forever), so say which interval to sample", kind: .invalid)])
+            let message: String
+            if let spring = Self.undampedSpring(document.motion) {
+                message = "is required: the undamped spring at \(spring) never comes to rest, so say which interval to sample with a window {start, end}"
+            } else {
+                message = "is required: the motion never ends (something repeats forever), so say which interval to sample with a window {start, end}"
+            }
+            throw DocumentError([Problem(pointer: "/window", message: message, kind: .invalid)])
         }
 
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
@@ -32,11 +38,9 @@ public struct TimelineCompiler: Sendable {
         let builder = scheduler.builder
         let frameCount = try countFrames(window: window, fps: document.fps, tracks: builder.tracks.count)
         let lower = window.start - timeEpsilon, upper = window.end + timeEpsilon
-        // Stable by generation order, which is causal order at one instant.
-        let events = scheduler.events.enumerated()
-            .filter { $0.element.time >= lower && $0.element.time <= upper }
-            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
-            .map(\.element)
+        // By time; at one instant causes first, otherwise document order (SEMANTICS §8).
+        let events = EventOrder.sorted(scheduler.events, orders: scheduler.eventOrders, causes: scheduler.eventCauses)
+            .filter { $0.time >= lower && $0.time <= upper }
 
         let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
@@ -104,6 +108,16 @@ public struct TimelineCompiler: Sendable {
             }
         }
         return endless
+    }
+
+    /// The pointer of the first undamped spring node (which never rests), if any.
+    static func undampedSpring(_ node: MotionNode) -> String? {
+        switch node {
+        case .spring(let spring): return Scheduler.isUndamped(spring) ? spring.header.pointer : nil
+        case .group(let group): return group.children.lazy.compactMap(undampedSpring).first
+        case .sequence(let sequence): return sequence.steps.lazy.compactMap(undampedSpring).first
+        default: return nil
+        }
     }
 
     /// Whether a node certainly takes time (some tween in it has a positive duration or delay).
