@@ -31,6 +31,7 @@ struct Handlers: Sendable {
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
         router.add("POST", "/v1/sessions/{id}/retarget", retarget)
+        router.add("POST", "/v1/springs", springs)
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
         router.add("GET", "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz", readiness)
@@ -93,6 +94,17 @@ struct Handlers: Sendable {
             return .success((try compiler.compile(request.body, for: use), speed))
         } catch {
             return .failure(ProblemDetails.from(error))
+        }
+    }
+
+    /// `POST /v1/springs`: one spring in any form, answered in every form with its metrics
+    /// and a CSS `linear()` easing (docs/springs.md).
+    func springs(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refuseComputing(request) { return refusal.response }
+        do {
+            return .json(200, try SpringTranslator.translate(request.body))
+        } catch {
+            return ProblemDetails.from(error).response
         }
     }
 
