@@ -10,17 +10,17 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
-## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the Swift
-## suites, then the short abuse suite.
-test: deps deps-python
+## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the browser
+## tests (headless Chromium), the Swift suites, then the short abuse suite.
+test: deps-test deps-python
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory lint-docker test-api
+	$(MAKE) --no-print-directory lint-docker test-api test-browser
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(MAKE) --no-print-directory stress-short
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory fuzz-short; fi
@@ -35,6 +35,10 @@ stress-short:
 
 deps:
 	@scripts/install-deps.sh
+
+## What the tests need besides the build's packages (Chromium).
+deps-test:
+	@scripts/install-deps.sh --test
 
 deps-python: $(PYTHON)
 $(PYTHON): scripts/requirements-dev.txt
@@ -55,6 +59,11 @@ test-swift: deps
 ## schemathesis against a live debug server, using openapi.yaml.
 test-api: deps-python
 	scripts/api-check.sh .build/debug/motion-server
+
+## Tests/browser: exports, easings and the page checked in headless Chromium (Playwright),
+## against the debug server. Screenshots go to .build/test-output/browser/.
+test-browser: deps-test deps-python
+	$(PYTHON) -m pytest -q Tests/browser
 
 lint-docker: deps-python
 	$(VENV)/bin/hadolint Dockerfile
