@@ -104,7 +104,9 @@ struct Handlers: Sendable {
         do {
             return .json(200, try SpringTranslator.translate(request.body))
         } catch {
-            return ProblemDetails.from(error).response
+            var problem = ProblemDetails.from(error)
+            problem.title = problem.status == 400 ? "Malformed spring" : "Invalid spring"
+            return problem.response
         }
     }
 

@@ -15,8 +15,9 @@ import Foundation
 /// refinement around the worst); that largest deviation is `error`. If it exceeds the
 /// tolerance the fit is redone with half the working tolerance (at most three times).
 ///
-/// When `x(T)` differs from 1 by more than the rounding, the function ends with a jump:
-/// `…, x(T) 100%, 1` (two points at 100 %: at exactly 1 CSS takes the later one).
+/// When `x(T)` differs from 1 by more than a quarter of the tolerance, the function ends
+/// with a jump: `…, x(T) 100%, 1` (two points at 100 %: at exactly 1 CSS takes the later
+/// one); otherwise the last segment simply ends at 1.
 public struct SpringLinearEasing: Sendable, Equatable {
     /// The CSS text: `linear(0, 0.1234 5%, …, 1)`.
     public let css: String
@@ -155,7 +156,10 @@ public struct SpringLinearEasing: Sendable, Equatable {
             parts.append("\(v) \(p)%")
             cssStops.append(PiecewiseLinear.Stop(Double(v) ?? 0, [(Double(p) ?? 0) / 100]))
         }
-        let last = text(value(1), valueDigits)
+        // A last value within a quarter of the tolerance of 1 is written as 1 (no jump; the
+        // measurement that follows counts the difference).
+        let end = value(1)
+        let last = Swift.abs(end - 1) <= tolerance / 4 ? "1" : text(end, valueDigits)
         if Double(last) == 1 {
             parts.append("1")
             cssStops.append(PiecewiseLinear.Stop(1))
