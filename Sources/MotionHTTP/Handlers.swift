@@ -101,12 +101,19 @@ struct Handlers: Sendable {
     /// and a CSS `linear()` easing (docs/springs.md).
     func springs(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
+        let (status, body) = Self.springAnswer(request.body)
+        return status == 200 ? .json(200, body) : HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json")], body: body)
+    }
+
+    /// The status and body `POST /v1/springs` answers for a JSON body (also what
+    /// `motion-server springs` prints).
+    static func springAnswer(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
         do {
-            return .json(200, try SpringTranslator.translate(request.body))
+            return (200, try SpringTranslator.translate(body))
         } catch {
             var problem = ProblemDetails.from(error)
             problem.title = problem.status == 400 ? "Malformed spring" : "Invalid spring"
-            return problem.response
+            return (problem.status, problem.response.bodyBytes)
         }
     }
 

@@ -125,4 +125,39 @@ final class SpringEndpointTests: DefaultServerTestCase {
         XCTAssertEqual(get.status, 405)
         assertHealthy(server)
     }
+
+    /// `motion-server springs FILE` and `… springs < body` print exactly the endpoint's answer.
+    func testSpringsSubcommandPrintsTheEndpointsAnswer() throws {
+        let binary = try TestServer.locateBinary()
+        func run(_ arguments: [String], stdin: [UInt8]) throws -> (output: [UInt8], status: Int32) {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MOTION_") }
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data(stdin))
+            try input.fileHandleForWriting.close()
+            let bytes = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (Array(bytes), process.terminationStatus)
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("springs-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        for (body, status) in [(#"{"overshoot": 0.15, "peakTime": 0.25, "velocity": 1}"#, Int32(0)),
+                               (#"{"response": 0.5, "stiffness": 3}"#, 1),
+                               (#"{"response": "fast"}"#, 1)] {
+            let answer = try post(server, "/v1/springs", body)
+            try Data(body.utf8).write(to: file)
+            let fromFile = try run(["springs", file.path], stdin: [])
+            let fromStdin = try run(["springs"], stdin: Array(body.utf8))
+            for result in [fromFile, fromStdin] {
+                XCTAssertEqual(String(decoding: result.output, as: UTF8.self), answer.text + "\n", body)
+                XCTAssertEqual(result.status, status, body)
+            }
+        }
+    }
 }
