@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// `POST /v1/springs` in the engine (API §9, SEMANTICS §4): conversions against hand-derived
+/// `POST /v1/springs` in the engine (docs/springs.md): conversions against hand-derived
 /// closed forms, round trips of every form, metrics against closed forms and against
 /// sampling the spring kernel, inverse fits measured on the fitted spring, the `linear()`
 /// easing evaluated by the engine's own CSS `linear()` parser, and the refusals.

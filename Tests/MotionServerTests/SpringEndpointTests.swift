@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `POST /v1/springs` against the real server (API §9): every form posted back describes the
+/// `POST /v1/springs` against the real server (docs/springs.md): every form posted back describes the
 /// same spring; inverse fits and the `linear()` easing are checked against the server's own
 /// timeline engine, which animates the fitted spring as a `spring` node and the easing as a
 /// tween's easing; refusals name the member.

@@ -2,7 +2,7 @@
 applied to an element's animation (a CSS animation with `animation-timing-function`, and the
 same easing through Web Animations), the animation is paused and sought across its
 duration, and Chromium's eased progress must follow the spring within the requested
-tolerance. The spring is evaluated here from its closed form (SEMANTICS §4), independently of
+tolerance. The spring is evaluated here from its closed form (docs/springs.md), independently of
 the service."""
 import math
 
@@ -19,7 +19,7 @@ SPRINGS = [
 
 
 def spring_position(mass, stiffness, damping, velocity, t):
-    """x(t) from 0 to 1 with initial velocity v0 (SEMANTICS §4), y = x − 1, y0 = −1."""
+    """x(t) from 0 to 1 with initial velocity v0, y = x − 1, y0 = −1."""
     omega = math.sqrt(stiffness / mass)
     zeta = damping / (2 * math.sqrt(stiffness * mass))
     y0, v0 = -1.0, velocity

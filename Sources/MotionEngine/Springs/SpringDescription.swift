@@ -178,7 +178,7 @@ extension SpringDescription {
 
 // MARK: - Metrics of the motion from 0 to 1
 
-/// What the motion from 0 to 1 does: overshoot and peak, settling (SEMANTICS §4 on the 1 ms
+/// What the motion from 0 to 1 does: overshoot and peak, settling (the rest rule of `SpringSettling` on the 1 ms
 /// grid, with `restDelta` as both the band and the rest speed).
 public struct SpringMotionMetrics: Sendable, Equatable {
     /// The fraction of the distance by which it passes the target; 0 when it never does.

@@ -7,7 +7,7 @@ import Foundation
 /// Without an initial velocity the overshoot fixes `ζ` in closed form,
 /// `ζ = −ln O / √(π² + ln² O)` (the overshoot of `y = −e^(−ζω0t)(cos ωd t + …)` is
 /// `e^(−ζπ/√(1−ζ²))`), and the peak time then fixes `ω0 = π/(tp·√(1 − ζ²))`. The settling
-/// time has no closed form (SEMANTICS §4 counts the last time the motion leaves the band on a
+/// time has no closed form (`SpringSettling` counts the last time the motion leaves the band on a
 /// 1 ms grid), so `ω0` is found by bisection on `log ω0`: for a fixed `ζ` and no velocity the
 /// settling time is `τ(ζ)/ω0`, non-increasing in `ω0`. With a velocity, `v/ω0` changes with
 /// `ω0`, so `ζ` is solved again (bisection on the overshoot, which falls as `ζ` grows) inside
