@@ -372,4 +372,46 @@ final class SpringTranslatorTests: XCTestCase {
             XCTAssertTrue(error.problems.contains { $0.pointer == pointer }, "\(body): \(error.problems)")
         }
     }
+
+    /// Random bodies — every form and option, numbers from 5e-324 to 1e300 of either sign,
+    /// members of several forms — are answered or refused, never trapped, each quickly.
+    func testRandomBodiesAreAnsweredOrRefusedQuickly() throws {
+        var generator = SystemRandomNumberGenerator()
+        let members = SpringDescription.Form.allCases.flatMap(\.members) + SpringTranslator.optionNames
+        let extremes: [Double] = [5e-324, 1e-300, 1e-9, 1e-6, 0.001, 0.05, 0.2, 0.5, 0.999999, 1, 3600, 1e6, 1e12, 1e300]
+        var answered = 0, refused = 0
+        var slowest = 0.0
+        for _ in 0..<600 {
+            var keys: [String] = []
+            let form = SpringDescription.Form.allCases.randomElement(using: &generator)!
+            keys += form.members
+            if Bool.random(using: &generator) { keys.append(members.randomElement(using: &generator)!) }
+            for option in SpringTranslator.optionNames where Int.random(in: 0..<3, using: &generator) == 0 { keys.append(option) }
+            var fields: [String] = []
+            for key in Set(keys) {
+                let value: Double
+                if Bool.random(using: &generator) {
+                    value = extremes.randomElement(using: &generator)! * (Int.random(in: 0..<5, using: &generator) == 0 ? -1 : 1)
+                } else {
+                    value = Double.random(in: -0.5...3, using: &generator)
+                }
+                fields.append("\"\(key)\": \(value)")
+            }
+            let body = "{" + fields.joined(separator: ", ") + "}"
+            let start = Date()
+            do {
+                let answer = try SpringTranslatorTests.parse(SpringTranslator.translate(Array(body.utf8)))
+                XCTAssertNotNil(answer["easing"], body)
+                answered += 1
+            } catch let error as DocumentError {
+                XCTAssertFalse(error.problems.isEmpty, body)
+                refused += 1
+            }
+            slowest = Swift.max(slowest, Date().timeIntervalSince(start))
+        }
+        XCTAssertGreaterThan(answered, 20)
+        XCTAssertGreaterThan(refused, 100)
+        print("springs random bodies: \(answered) answered, \(refused) refused, slowest \(slowest) s")
+        XCTAssertLessThan(slowest, 2, "the slowest body took \(slowest) s")
+    }
 }
