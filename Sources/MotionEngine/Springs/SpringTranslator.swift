@@ -170,7 +170,14 @@ public enum SpringTranslator {
         do {
             easing = try SpringLinearEasing(kernel: kernel, duration: metrics.settlingTime, tolerance: request.tolerance)
         } catch {
-            throw DocumentError([Problem(pointer: "/tolerance", message: "the linear() easing would need more than \(SpringLinearEasing.maximumStops) stops at this tolerance; raise it", kind: .invalid)])
+            let message: String
+            switch error {
+            case .tooManyStops(let limit):
+                message = "the linear() easing would need more than \(limit) stops at this tolerance; raise it"
+            case .notWithinTolerance(let deviation):
+                message = "no linear() easing within this tolerance was found (the closest deviates by \(format(deviation))); raise it"
+            }
+            throw DocumentError([Problem(pointer: "/tolerance", message: message, kind: .invalid)])
         }
         return answer(spring, metrics, easing)
     }
