@@ -31,6 +31,7 @@ struct Handlers: Sendable {
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
         router.add("POST", "/v1/sessions/{id}/retarget", retarget)
+        router.add("POST", "/v1/springs", springs)
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
         router.add("GET", "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz", readiness)
@@ -93,6 +94,26 @@ struct Handlers: Sendable {
             return .success((try compiler.compile(request.body, for: use), speed))
         } catch {
             return .failure(ProblemDetails.from(error))
+        }
+    }
+
+    /// `POST /v1/springs`: one spring in any form, answered in every form with its metrics
+    /// and a CSS `linear()` easing (docs/springs.md).
+    func springs(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refuseComputing(request) { return refusal.response }
+        let (status, body) = Self.springAnswer(request.body)
+        return status == 200 ? .json(200, body) : HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json")], body: body)
+    }
+
+    /// The status and body `POST /v1/springs` answers for a JSON body (also what
+    /// `motion-server springs` prints).
+    static func springAnswer(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
+        do {
+            return (200, try SpringTranslator.translate(body))
+        } catch {
+            var problem = ProblemDetails.from(error)
+            problem.title = problem.status == 400 ? "Malformed spring" : "Invalid spring"
+            return (problem.status, problem.response.bodyBytes)
         }
     }
 

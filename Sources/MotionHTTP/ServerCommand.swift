@@ -9,7 +9,8 @@ struct ServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "motion-server",
         abstract: "Animation timeline service: computes keyframes on a virtual clock and streams live frames.",
-        discussion: "Every option can also be set with the environment variable shown in its help (flags win)."
+        discussion: "Every option can also be set with the environment variable shown in its help (flags win).",
+        subcommands: [SpringsCommand.self]
     )
 
     @Option(help: "Address to bind (env MOTION_HOST).")
