@@ -10,18 +10,19 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-docs
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
 ## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the Swift
-## suites, then the short abuse suite.
+## suites, every documented example against a live server, then the short abuse suite.
 test: deps deps-python
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint-docker test-api
 	$(SWIFT) test --skip-build --disable-swift-testing
+	$(MAKE) --no-print-directory test-docs
 	$(MAKE) --no-print-directory stress-short
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory fuzz-short; fi
 
@@ -55,6 +56,12 @@ test-swift: deps
 ## schemathesis against a live debug server, using openapi.yaml.
 test-api: deps-python
 	scripts/api-check.sh .build/debug/motion-server
+
+## Every curl example of README.md and docs/*.md run against a live debug server, its output
+## compared with the answer shown (docs/README.md, "Examples"). README.md alone is what a
+## newcomer runs first: `scripts/check-examples.py README.md`.
+test-docs:
+	scripts/check-examples.py --binary .build/debug/motion-server
 
 lint-docker: deps-python
 	$(VENV)/bin/hadolint Dockerfile
