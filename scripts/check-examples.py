@@ -9,7 +9,8 @@ aimed at `localhost:8080`, followed directly (blank lines apart) by a fenced ans
 
 - ```json: the output and the answer are read as sequences of JSON values and compared as
   values (layout free; numbers compared exactly). In the answer, a bare `…` stands for any
-  one value, and `…` inside a string for any run of characters.
+  one value (as an array's last element: for any number of further elements, none
+  included), and `…` inside a string for any run of characters.
 - ```http: for `curl -i`: the status line must match, every header shown must be present
   with that value (others may be there too), and the body after the blank line is compared
   as JSON when the answer's body parses as JSON, else as text.
@@ -133,6 +134,12 @@ def same_json(expected, actual, where="$"):
     if isinstance(expected, list):
         if not isinstance(actual, list):
             return f"{where}: expected an array, got {json.dumps(actual)[:80]}"
+        if expected and expected[-1] == WILDCARD:
+            # `[a, b, …]`: these first elements, then any number more (none included).
+            if len(actual) < len(expected) - 1:
+                return f"{where}: {len(actual)} elements instead of at least {len(expected) - 1}"
+            expected = expected[:-1]
+            actual = actual[:len(expected)]
         if len(expected) != len(actual):
             return f"{where}: {len(actual)} elements instead of {len(expected)}"
         for n, (e, a) in enumerate(zip(expected, actual)):
@@ -322,7 +329,7 @@ def main():
                 checked += 1
                 if difference:
                     failures += 1
-                    print(f"FAIL {where}: {difference}\n---- output ----\n{output[:2000]}\n----")
+                    print(f"FAIL {where}: {difference}\n---- output ----\n{output[:int(os.environ.get('CHECK_EXAMPLES_SHOW', 2000))]}\n----")
                 else:
                     print(f"ok   {where}")
         finally:
