@@ -18,6 +18,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // zlib for gzip/deflate answers (Debian's zlib1g-dev; already on every Swift image).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "MotionEngine"),
         // The HTTP service: everything but `main`, so that fuzz targets can link it.
         .target(
@@ -25,6 +31,7 @@ let package = Package(
             dependencies: [
                 "MotionEngine",
                 "CMicroHTTPD",
+                "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and the tests need, when they are missing
-# (Debian/Ubuntu): libmicrohttpd's headers, pkg-config, Python's venv for the API tools.
+# (Debian/Ubuntu): libmicrohttpd's and zlib's headers, pkg-config, Python's venv for the API tools.
 set -euo pipefail
 
 missing=()
 pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
+pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 [ ${#missing[@]} -eq 0 ] || "$(dirname "$0")/apt-install.sh" "${missing[@]}"

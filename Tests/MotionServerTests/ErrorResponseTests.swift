@@ -292,10 +292,10 @@ final class ErrorResponseTests: ServerTestCase {
     func testWrongMethodIs405WithAllow() throws {
         let server = try startServer()
         let cases: [(String, String, Set<String>)] = [
-            ("GET", "/v1/timelines", ["POST"]),
-            ("PUT", "/v1/streams", ["POST"]),
-            ("DELETE", "/healthz", ["GET", "HEAD"]),
-            ("POST", "/v1/easings", ["GET", "HEAD"]),
+            ("GET", "/v1/timelines", ["POST", "OPTIONS"]),
+            ("PUT", "/v1/streams", ["POST", "OPTIONS"]),
+            ("DELETE", "/healthz", ["GET", "HEAD", "OPTIONS"]),
+            ("POST", "/v1/easings", ["GET", "HEAD", "OPTIONS"]),
         ]
         for (method, target, allowed) in cases {
             let response = try send(server, method, target)

@@ -43,7 +43,7 @@ final class Scheduler {
     func run(_ root: MotionNode) -> Double? {
         defer { queue = ActionQueue() }
         var end: Double?
-        play(root, at: 0, part: .full) { time, _ in end = time }
+        play(root, at: 0, part: .full) { time, _ in end = exactTime(time) }
         while overflow == nil, let action = queue.pop() {
             if action.time > horizon + timeEpsilon { break }
             action.run()
@@ -78,7 +78,7 @@ final class Scheduler {
             overflow = eventsOverflow
             return
         }
-        events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
+        events.append(TimelineEvent(time: exactTime(time), kind: kind, motion: node.id, step: step))
     }
 
     private func countPlay() -> Bool {

@@ -16,7 +16,8 @@ public struct TimelineCompiler: Sendable {
         let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
         if endless, document.window == nil {
-            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (something repeats forever), so say which interval to sample", kind: .invalid)])
+            let cause = Self.endlessCause(document.motion) ?? "something repeats forever"
+            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (\(cause)), so give a window {start, end} to sample", kind: .invalid)])
         }
 
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
@@ -62,6 +63,23 @@ public struct TimelineCompiler: Sendable {
 
     /// Whether the motion never ends; reports steps that could never start and cycles of
     /// zero length that would repeat forever at one instant.
+    /// Why a motion never ends, for the message asking for a window: the first node in
+    /// document order that repeats forever or is an undamped spring.
+    static func endlessCause(_ node: MotionNode) -> String? {
+        let header = node.header
+        if header.timing.isEndless { return "\(header.pointer) repeats forever" }
+        switch node {
+        case .spring(let spring) where Scheduler.isUndamped(spring):
+            return "the spring at \(header.pointer) is undamped and never comes to rest"
+        case .group(let group):
+            return group.children.lazy.compactMap(endlessCause).first
+        case .sequence(let sequence):
+            return sequence.steps.lazy.compactMap(endlessCause).first
+        default:
+            return nil
+        }
+    }
+
     static func checkEndless(_ node: MotionNode, _ diagnostics: Diagnostics) -> Bool {
         let header = node.header
         var endless = false
