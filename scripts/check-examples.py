@@ -184,6 +184,8 @@ def same_http(expected, actual):
         lines = head.split("\n")
         headers = {}
         for line in lines[1:]:
+            if not line.strip():
+                continue
             name, _, value = line.partition(":")
             headers.setdefault(name.strip().lower(), []).append(value.strip())
         return lines[0].strip(), headers, body
