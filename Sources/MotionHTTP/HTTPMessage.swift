@@ -56,7 +56,7 @@ struct HTTPResponse: Sendable {
     }
 }
 
-/// An RFC 9457 problem (API §7).
+/// An RFC 9457 problem (docs/README.md).
 struct ProblemDetails: Error, Sendable {
     struct Entry: Sendable {
         /// JSON pointer into the body, or nil for a query parameter / header problem.

@@ -1,7 +1,7 @@
 import Foundation
 import MotionEngine
 
-/// A live, steerable timeline (API §6): a compiled `Timeline` on a `SessionClock`, watched
+/// A live, steerable timeline (docs/streams-and-sessions.md): a compiled `Timeline` on a `SessionClock`, watched
 /// by any number of frame streams.
 ///
 /// Every method takes the session's lock. Watchers keep their own lock and take this one
@@ -159,7 +159,7 @@ final class LiveSession: @unchecked Sendable {
         toWake.forEach { $0.wake() }
     }
 
-    /// Redirects a property toward `to` from the current time (API §6 `retarget`).
+    /// Redirects a property toward `to` from the current time (docs/streams-and-sessions.md `retarget`).
     func retarget(path: String, to value: JSON, spring: SpringParameters, atWall wall: Double) throws(CommandError) {
         let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
             clock.settle(atWall: wall)

@@ -21,7 +21,7 @@ public struct RetargetError: Error, Sendable, Equatable {
 }
 
 extension Timeline {
-    /// The spring a retarget hands properties to by default (API §6).
+    /// The spring a retarget hands properties to by default (docs/streams-and-sessions.md).
     public static let defaultRetargetSpring = SpringParameters.response(0.5, dampingRatio: 1)
 
     /// This timeline with the property at `path` redirected, from virtual time `t`, toward

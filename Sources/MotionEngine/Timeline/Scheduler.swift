@@ -1,4 +1,4 @@
-/// Lays the node tree out on absolute time (SEMANTICS §1, §8).
+/// Lays the node tree out on absolute time (docs/timing-and-events.md).
 ///
 /// A small discrete-event simulation: every node start and every hand-off is an action
 /// processed in time order (ties: document order, then causal order), so a property without

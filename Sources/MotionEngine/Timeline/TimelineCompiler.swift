@@ -143,7 +143,7 @@ public struct TimelineCompiler: Sendable {
         }
     }
 
-    /// Frames in the window by the API §4 rule, checked against the sample limit before
+    /// Frames in the window by the docs/documents.md rule, checked against the sample limit before
     /// anything is allocated.
     func countFrames(window: TimeWindow, fps: Double, tracks: Int) throws(DocumentError) -> Int {
         let estimate = (window.end - window.start) * fps + 2
