@@ -228,6 +228,8 @@ final class HTTPHardeningTests: ServerTestCase {
         XCTAssertFalse(lines.isEmpty, "libmicrohttpd's messages are logged\n\(server.output)")
         XCTAssertTrue(lines.allSatisfy { $0.contains("notice") && $0.contains("source=libmicrohttpd") }, "\(lines.prefix(3))")
         XCTAssertLessThan(lines.count, 60, "at most 10 a second, not one per bad request")
+        // The logger is libmicrohttpd's first option, so none of its messages bypass it.
+        XCTAssertFalse(server.output.contains("is not the first option"), server.output)
     }
 
     /// 2,000 tracks × 1,000 frames: the largest sample count the default limits allow, about a

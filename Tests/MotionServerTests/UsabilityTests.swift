@@ -193,6 +193,12 @@ final class UsabilityTests: ServerTestCase {
             XCTAssertTrue(page.text.contains("HTTP status"), type)
         }
         try assertProblem(get(server, "/problems/no-such-problem"), status: 404)
+        // openapi.yaml names every page.
+        let spec = try get(server, "/openapi.yaml").text
+        for type in types {
+            let name = String(type.dropFirst("/problems/".count))
+            XCTAssertTrue(spec.contains(" \(name),") || spec.contains(" \(name);"), "openapi.yaml lists \(type)")
+        }
     }
 
     // MARK: - Messages
