@@ -352,6 +352,35 @@ final class UsabilityTests: ServerTestCase {
         XCTAssertTrue(missing.stderr.contains("cannot read /nonexistent/doc.json"), missing.stderr)
     }
 
+    // MARK: - The documentation checker
+
+    /// scripts/check-examples.py passes a true example and fails a drifted one, one with no
+    /// answer, and a wrong status line; a marked example is skipped.
+    func testTheExampleCheckerCatchesDrift() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("examples-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fence = "```"
+        let request = "curl -s localhost:8080/v1/timelines -H 'Content-Type: application/json' -d '{\"fps\":2,\"target\":{\"x\":0},\"motion\":{\"type\":\"tween\",\"duration\":0.5,\"properties\":[{\"path\":\"x\",\"to\":10}]}}'"
+        let answer = #"{"fps":2,"duration":0.5,"frameCount":2,"window":{"start":0,"end":0.5},"times":[0,0.5],"tracks":[{"path":"x","values":[0,10]}],"events":[{"time":0,"frame":0,"type":"started","motion":"/motion"},…],"final":{"x":…}}"#
+        let cases: [(String, String, Int32)] = [
+            ("true", "\(fence)sh\n\(request)\n\(fence)\n\n\(fence)json\n\(answer)\n\(fence)\n", 0),
+            ("drifted", "\(fence)sh\n\(request)\n\(fence)\n\n\(fence)json\n\(answer.replacingOccurrences(of: "[0,10]", with: "[0,11]"))\n\(fence)\n", 1),
+            ("unanswered", "\(fence)sh\n\(request)\n\(fence)\n", 1),
+            ("skipped", "<!-- not checked: a test -->\n\(fence)sh\n\(request)\n\(fence)\n", 0),
+            ("status", "\(fence)sh\ncurl -si localhost:8080/nowhere\n\(fence)\n\n\(fence)http\nHTTP/1.1 200 OK\n\(fence)\n", 1),
+            ("text", "\(fence)sh\ncurl -s localhost:8080/readyz\n\(fence)\n\n\(fence)\n{\"status\":\"ready\"}\n\(fence)\n", 0),
+        ]
+        for (name, markdown, expected) in cases {
+            let file = directory.appendingPathComponent("\(name).md")
+            try Data(markdown.utf8).write(to: file)
+            let run = try Self.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                   ["python3", Self.root.appendingPathComponent("scripts/check-examples.py").path,
+                                    "--binary", TestServer.locateBinary().path, file.path])
+            XCTAssertEqual(run.status, expected, "\(name):\n\(run.stdout)\(run.stderr)")
+        }
+    }
+
     // MARK: - Helpers
 
     struct Run {
