@@ -1,4 +1,4 @@
-/// The timeline document every computing endpoint takes (API §1), decoded and validated.
+/// The timeline document every computing endpoint takes (docs/README.md), decoded and validated.
 public struct TimelineDocument: Sendable {
     /// Sampling rate of the virtual clock, frames per second.
     public var fps: Double
@@ -48,7 +48,7 @@ public enum Repetition: Sendable, Equatable {
     case infinite
 }
 
-/// Timing fields shared by every node (API §3).
+/// Timing fields shared by every node (docs/README.md).
 public struct NodeTiming: Sendable, Equatable {
     /// Seconds before the node starts; applies once, not per repeat.
     public var delay: Double = 0

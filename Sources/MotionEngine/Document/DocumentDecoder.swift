@@ -273,7 +273,7 @@ public struct DocumentDecoder: Sendable {
         return path
     }
 
-    /// The physics, spring and decay nodes (API §3.2–3.4).
+    /// The physics, spring and decay nodes (docs/README.md–3.4).
     func decodeDynamic(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ context: inout NodeContext,
                        _ diagnostics: Diagnostics) -> MotionNode? {
         let additiveWeight = decodeAdditive(reader, diagnostics)
@@ -361,7 +361,7 @@ public struct DocumentDecoder: Sendable {
         }
     }
 
-    /// `path` and `pathPhysics` (API §3.5).
+    /// `path` and `pathPhysics` (docs/nodes.md#path-and-pathphysics).
     func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ diagnostics: Diagnostics) -> PathNode? {
         let geometry = reader.value("path", required: true).flatMap { PathElement.decode($0, at: reader.pointer("path"), diagnostics) }
         func propertyPath(_ key: String) -> PropertyPath? {
@@ -454,7 +454,7 @@ public struct DocumentDecoder: Sendable {
         return additive ? weight ?? 1 : nil
     }
 
-    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (API §1.1).
+    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (docs/values.md).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
         case .number(let n):

@@ -1,5 +1,5 @@
 /// Finds properties whose start value can come from nowhere, while the document is decoded,
-/// so that they are reported together with every other problem (API §7).
+/// so that they are reported together with every other problem (docs/README.md).
 ///
 /// It works on the raw JSON, so nodes with other problems still take part, and it is
 /// conservative: a property without `from` is reported only when its path is missing from

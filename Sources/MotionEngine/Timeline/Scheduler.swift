@@ -1,4 +1,4 @@
-/// Lays the node tree out on absolute time (SEMANTICS §1, §8).
+/// Lays the node tree out on absolute time (docs/timing-and-events.md).
 ///
 /// A small discrete-event simulation: every node start and every hand-off is an action
 /// processed in time order (ties: document order, then causal order), so a property without
@@ -50,7 +50,7 @@ final class Scheduler {
     func run(_ root: MotionNode) -> Double? {
         defer { queue = ActionQueue() }
         var end: Double?
-        play(root, at: 0, part: .full) { time, _ in end = time }
+        play(root, at: 0, part: .full) { time, _ in end = exactTime(time) }
         while overflow == nil, let action = queue.pop() {
             if action.time > horizon + timeEpsilon { break }
             now = action.time
@@ -89,7 +89,7 @@ final class Scheduler {
             return
         }
         let cause = context >= 0 && abs(events[context].time - time) < timeEpsilon ? context : -1
-        events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
+        events.append(TimelineEvent(time: exactTime(time), kind: kind, motion: node.id, step: step))
         eventOrders.append(node.order)
         eventCauses.append(cause)
         if abs(time - now) < timeEpsilon { context = events.count - 1 }
