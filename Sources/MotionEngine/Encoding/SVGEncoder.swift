@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `svg` format (API §8.4): a chart a person reads at a glance.
+/// The `svg` format (docs/exports.md): a chart a person reads at a glance.
 ///
 /// Every track has a lane of its own, one under the other, its line scaled to the track's own
 /// range and labelled on the left with its path and range (`min … max`). A shared time axis

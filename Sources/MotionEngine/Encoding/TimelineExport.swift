@@ -1,4 +1,4 @@
-/// One output format of `POST /v1/timelines` (API §8): its content type and how it writes a
+/// One output format of `POST /v1/timelines` (docs/exports.md): its content type and how it writes a
 /// compiled timeline. Every encoder reads the same `Timeline`; a problem only the format can
 /// find (a document it cannot express) is a 422 naming the field.
 public protocol TimelineFormatEncoder {
@@ -31,7 +31,7 @@ public enum TimelineExport {
     /// core); each track also has `KeyframeReducer.Limits.default`.
     public static let maxTotalEvaluations = 5_000_000
 
-    /// Every track of `timeline` reduced with `tolerance` (API §8.1). A track that needs more
+    /// Every track of `timeline` reduced with `tolerance` (docs/exports.md). A track that needs more
     /// keyframes or evaluations than the limits allow is a 422 naming `pointer` (the field
     /// that set the tolerance), and so is a response whose keyframes would exceed
     /// `maxResponseBytes` (each keyframe counted at its longest).

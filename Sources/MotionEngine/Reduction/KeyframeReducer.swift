@@ -1,4 +1,4 @@
-/// A track reduced to keyframes (API §8.1): `times` ascending (a jump is two keyframes at one
+/// A track reduced to keyframes (docs/exports.md): `times` ascending (a jump is two keyframes at one
 /// time), `values` the exact values there, and for cubic interpolation `slopes`, the [in, out]
 /// derivative at each keyframe in units per second. `error` is the largest deviation between
 /// the interpolated keyframes and the exact curve found by the final check.
@@ -40,7 +40,7 @@ public struct ReducedTrack: Sendable, Equatable {
     }
 }
 
-/// Error-bounded keyframe reduction of one scalar curve (API §8.1).
+/// Error-bounded keyframe reduction of one scalar curve (docs/exports.md).
 ///
 /// The method, and why: the engine evaluates any instant exactly, so no least-squares fit of
 /// noisy samples is needed — keyframes sit on the exact curve and only the segments' error
