@@ -110,6 +110,7 @@ struct Handlers: Sendable {
         do {
             let timeline = try compiler.compile(request.body)
             let (contentType, body) = try TimelineExport.encode(timeline)
+            if contentType == "application/json" { return .json(200, body) }
             return HTTPResponse(status: 200, headers: [("Content-Type", contentType)], body: body)
         } catch {
             return ProblemDetails.from(error).response
