@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// Error-bounded keyframe reduction (API §8.1): the bound is checked here on a grid far
+/// Error-bounded keyframe reduction (docs/exports.md): the bound is checked here on a grid far
 /// denser than the reducer's own, offset from it, and around every event, independently of
 /// the reducer's bookkeeping.
 final class KeyframeReducerTests: XCTestCase {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `output.format` and `output.simplify` on `POST /v1/timelines` (API §8): the json
+/// `output.format` and `output.simplify` on `POST /v1/timelines` (docs/exports.md): the json
 /// reduction against the exact frames, csv read by Python's `csv` module, svg parsed as XML
 /// by Python's `xml.etree`, and the 422s naming the field.
 final class ExportEndpointTests: DefaultServerTestCase {

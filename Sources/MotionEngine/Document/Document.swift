@@ -1,4 +1,4 @@
-/// The timeline document every computing endpoint takes (API §1), decoded and validated.
+/// The timeline document every computing endpoint takes (docs/README.md), decoded and validated.
 public struct TimelineDocument: Sendable {
     /// Sampling rate of the virtual clock, frames per second.
     public var fps: Double
@@ -34,13 +34,13 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
-    /// `output.format` (API §8); `json` is §4.
+    /// `output.format` (docs/exports.md); `json` is docs/documents.md.
     public var format: OutputFormat = .json
-    /// `output.simplify` (API §8.1); nil: every frame is written.
+    /// `output.simplify` (docs/exports.md); nil: every frame is written.
     public var simplify: SimplifyOptions?
-    /// `output.svg` (API §8.4).
+    /// `output.svg` (docs/exports.md).
     public var svg = SVGOptions()
-    /// `output.css` and `output.lottie` as given (API §8.2, §8.3): read by the encoders of
+    /// `output.css` and `output.lottie` as given (docs/exports.md): read by the encoders of
     /// those formats, which report their problems under `/output/css` and `/output/lottie`.
     public var css: JSON?
     public var lottie: JSON?
@@ -64,7 +64,7 @@ public enum Repetition: Sendable, Equatable {
     case infinite
 }
 
-/// Timing fields shared by every node (API §3).
+/// Timing fields shared by every node (docs/README.md).
 public struct NodeTiming: Sendable, Equatable {
     /// Seconds before the node starts; applies once, not per repeat.
     public var delay: Double = 0
@@ -158,6 +158,9 @@ public struct TweenNode: Sendable {
     public var properties: [TweenProperty]
     /// Additive weight (0…1) when `additive` is true, else nil.
     public var additiveWeight: Double?
+    /// A `timing` spec with a spring curve: each property's leg lasts its own rest time
+    /// (SEMANTICS §10), known once its values are resolved.
+    public var springTiming: MotionSpec? = nil
 }
 
 /// One `properties` entry of a tween.
@@ -171,6 +174,9 @@ public struct TweenProperty: Sendable {
     public var duration: Double?
     public var delay: Double?
     public var bounds: Bounds?
+    /// `keyframes` (with `offsets`, `easings`) instead of `from`/`to`; then `from` is the
+    /// first keyframe (nil when it is null) and `to` the last.
+    public var keyframes: TweenKeyframes? = nil
 }
 
 /// One `properties` entry of a physics, spring or decay node.
@@ -183,6 +189,9 @@ public struct DynamicProperty: Sendable {
     /// Initial velocity for this property (units/s); overrides the node's.
     public var velocity: Double?
     public var bounds: Bounds?
+    /// A spring's `keyframes` (successive targets) instead of `from`/`to`; then `from` is the
+    /// first keyframe (nil when it is null) and `to` the last.
+    public var keyframes: SpringKeyframes? = nil
 }
 
 /// `physics`: velocity with friction, optional walls (MotionMachine `PhysicsMotion`).

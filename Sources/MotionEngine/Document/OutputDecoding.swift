@@ -1,4 +1,4 @@
-/// `output.format`, `output.simplify`, `output.svg`, `output.css` and `output.lottie` (API §8).
+/// `output.format`, `output.simplify`, `output.svg`, `output.css` and `output.lottie` (docs/exports.md).
 extension DocumentDecoder {
     /// The largest tolerance accepted (values themselves are within ±1e15).
     static let maximumTolerance = 1e15

@@ -1,4 +1,4 @@
-/// The `csv` format (API §8, RFC 4180): a header `time,<track path>,…`, then one row per
+/// The `csv` format (docs/exports.md, RFC 4180): a header `time,<track path>,…`, then one row per
 /// frame of the window, every line ending in CRLF. The columns are the tracks of the `json`
 /// tracks layout, one per scalar channel: a colour is its `path.red`, `path.green`,
 /// `path.blue`, `path.alpha` channels in 0…1 (or the components a path names, hue in

@@ -1,4 +1,4 @@
-/// `output.format` (API §8): what `POST /v1/timelines` returns. Every format is written from
+/// `output.format` (docs/exports.md): what `POST /v1/timelines` returns. Every format is written from
 /// the same compiled `Timeline` by its own encoder (`TimelineExport.encoder(for:)`), which
 /// also knows the format's content type.
 public enum OutputFormat: String, Sendable, Equatable, CaseIterable {
@@ -6,7 +6,7 @@ public enum OutputFormat: String, Sendable, Equatable, CaseIterable {
 
 }
 
-/// `output.simplify` (API §8.1): reduce each track to few keyframes whose interpolation stays
+/// `output.simplify` (docs/exports.md): reduce each track to few keyframes whose interpolation stays
 /// within `tolerance` of the exact curve everywhere in the window (`KeyframeReducer`).
 public struct SimplifyOptions: Sendable, Equatable {
     public enum Interpolation: String, Sendable, Equatable {
@@ -26,7 +26,7 @@ public struct SimplifyOptions: Sendable, Equatable {
     }
 }
 
-/// `output.svg` (API §8.4): the plot's size in pixels. Nil fields take their defaults
+/// `output.svg` (docs/exports.md): the plot's size in pixels. Nil fields take their defaults
 /// (`SVGEncoder.defaultWidth`, and a height that gives every track a lane of its own).
 public struct SVGOptions: Sendable, Equatable {
     public var width: Double?

@@ -1,13 +1,14 @@
 import Foundation
 
-/// The `svg` format (API §8.4): a chart a person reads at a glance.
+/// The `svg` format (docs/exports.md): a chart a person reads at a glance.
 ///
 /// Every track has a lane of its own, one under the other, its line scaled to the track's own
 /// range and labelled on the left with its path and range (`min … max`). A shared time axis
 /// in seconds runs along the bottom with "nice" ticks (1, 2 or 5 × 10ⁿ s) and grid lines; the
 /// events (unless `output.events` is false) are dashed vertical marks across every lane,
-/// labelled at the top with their type and motion (events at one instant share a mark; a
-/// label that would overlap the previous one in its row is left out, the mark stays).
+/// under the lines, labelled at the top with their type and motion (events at one instant
+/// share a mark; a label that would overlap the previous one in its row is left out, the mark
+/// stays; more than one mark per 12 px fades them, down to 15 % opacity).
 ///
 /// The lines are not the frame samples joined up (which would cut a collision's turning
 /// point between two frames) but the track reduced by `KeyframeReducer` to half a pixel of
@@ -138,10 +139,11 @@ public enum SVGEncoder: TimelineFormatEncoder {
             text(##"<rect width="100%" height="100%" fill="#ffffff"/>"##)
             text("\n")
             drawAxis()
+            // The marks under the lines.
+            if timeline.options.events { drawEvents() }
             for (index, track) in timeline.tracks.enumerated() {
                 try drawLane(index, track)
             }
-            if timeline.options.events { drawEvents() }
             text("</svg>\n")
         }
 
@@ -407,7 +409,9 @@ public enum SVGEncoder: TimelineFormatEncoder {
             }
             guard !marks.isEmpty else { return }
             let plotBottom = height - SVGEncoder.bottom
-            text("<g class=\"events\" font-size=\"10\" fill=\"#444444\">\n")
+            // Many marks close together fade, so that the lines stay readable through them.
+            let opacity = min(1, max(0.15, plotWidth / 12 / Double(marks.count)))
+            text("<g class=\"events\" font-size=\"10\" fill=\"#444444\" stroke-opacity=\"\(label(opacity, decimals: 2))\">\n")
             var rowEnds = [-Double.infinity, -Double.infinity, -Double.infinity]
             for (index, mark) in marks.enumerated() {
                 let at = x(mark.time)

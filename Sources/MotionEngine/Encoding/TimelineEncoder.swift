@@ -1,6 +1,6 @@
-/// Writes the `POST /v1/timelines` response body (API §4): the `json` format. With
-/// `output.simplify` each track is its reduced keyframes instead of one value per frame
-/// (API §8.1): `{path, times, values, error}` (+ `slopes` for cubic) and no top-level `times`.
+/// Writes the `POST /v1/timelines` response body (docs/documents.md): the `json` format.
+/// With `output.simplify` each track is its reduced keyframes instead of one value per frame
+/// (docs/exports.md): `{path, times, values, error}` (+ `slopes` for cubic) and no top-level `times`.
 public enum TimelineEncoder: TimelineFormatEncoder {
     public static let contentType = "application/json"
 
@@ -140,7 +140,7 @@ public enum TimelineEncoder: TimelineFormatEncoder {
     }
 
     /// An event object. The stream form starts with `"event": type`; the response form has
-    /// `"type"` (API §4, §5).
+    /// `"type"` (docs/documents.md, §5).
     public static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
         if streamForm {
             w.raw("{\"event\":")

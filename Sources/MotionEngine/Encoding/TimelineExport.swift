@@ -1,4 +1,4 @@
-/// One output format of `POST /v1/timelines` (API §8): its content type and how it writes a
+/// One output format of `POST /v1/timelines` (docs/exports.md): its content type and how it writes a
 /// compiled timeline. Every encoder reads the same `Timeline`; a problem only the format can
 /// find (a document it cannot express) is a 422 naming the field.
 public protocol TimelineFormatEncoder {
@@ -29,15 +29,22 @@ public enum TimelineExport {
         return (encoder.contentType, try encoder.encode(timeline: timeline))
     }
 
-    /// Curve evaluations one response's reductions may spend in all (a few seconds of one core at
-    /// most); each track also has `KeyframeReducer.Limits.default`.
-    public static let maxTotalEvaluations = 10_000_000
+    /// Curve evaluations one response's reductions may spend in all (one to two seconds of one
+    /// core); each track also has `KeyframeReducer.Limits.default`.
+    public static let maxTotalEvaluations = 5_000_000
 
-    /// Every track of `timeline` reduced with `tolerance` (API §8.1). A track that needs more
+    /// Every track of `timeline` reduced with `tolerance` (docs/exports.md). A track that needs more
     /// keyframes or evaluations than the limits allow is a 422 naming `pointer` (the field
     /// that set the tolerance), and so is a response whose keyframes would exceed
     /// `maxResponseBytes` (each keyframe counted at its longest).
     public static func reduce(_ timeline: Timeline, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
+                              pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
+        try reduce(timeline, tolerances: { _ in tolerance }, interpolation: interpolation, pointer: pointer)
+    }
+
+    /// As `reduce(_:tolerance:…)` with a tolerance per track (a format's default ε may
+    /// depend on the property: pixels, opacity, a colour channel).
+    public static func reduce(_ timeline: Timeline, tolerances: (Track) -> Double, interpolation: SimplifyOptions.Interpolation,
                               pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
         let maxResponseBytes = timeline.limits.maxResponseBytes
         var result: [ReducedTrack] = []
@@ -46,6 +53,7 @@ public enum TimelineExport {
         var bytes = 0
         let perKeyframe = (interpolation == .cubic ? 5 : 3) * 25
         for track in timeline.tracks {
+            let tolerance = tolerances(track)
             var limits = KeyframeReducer.Limits.default
             limits.maxEvaluations = min(limits.maxEvaluations, maxTotalEvaluations - spent)
             do {
@@ -59,6 +67,8 @@ public enum TimelineExport {
                 switch error {
                 case .tooManyKeyframes(let limit):
                     message = "track '\(track.path)' needs more than \(limit) keyframes to stay within \(format(tolerance)); use a larger tolerance"
+                case .invalidTolerance:
+                    message = "track '\(track.path)': the tolerance must be a positive number, not \(format(tolerance))"
                 case .toleranceNotMet(let deviation):
                     message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
                 case .tooManyEvaluations(let limit):

@@ -1,4 +1,4 @@
-/// A track reduced to keyframes (API §8.1): `times` ascending (a jump is two keyframes at one
+/// A track reduced to keyframes (docs/exports.md): `times` ascending (a jump is two keyframes at one
 /// time), `values` the exact values there, and for cubic interpolation `slopes`, the [in, out]
 /// derivative at each keyframe in units per second. `error` is the largest deviation between
 /// the interpolated keyframes and the exact curve found by the final check.
@@ -40,7 +40,7 @@ public struct ReducedTrack: Sendable, Equatable {
     }
 }
 
-/// Error-bounded keyframe reduction of one scalar curve (API §8.1).
+/// Error-bounded keyframe reduction of one scalar curve (docs/exports.md).
 ///
 /// The method, and why: the engine evaluates any instant exactly, so no least-squares fit of
 /// noisy samples is needed — keyframes sit on the exact curve and only the segments' error
@@ -91,6 +91,8 @@ public enum KeyframeReducer {
         /// The final check still finds a deviation over ε after splitting (a feature
         /// narrower than the time resolution): the bound cannot be promised.
         case toleranceNotMet(deviation: Double)
+        /// ε is not a positive finite number.
+        case invalidTolerance
     }
 
     /// The scan's step count for a window with `frameCount` frames: four scan steps per frame,
@@ -117,6 +119,7 @@ public enum KeyframeReducer {
     public static func reduce(_ f: (Double) -> Double, window: TimeWindow, tolerance: Double,
                               interpolation: SimplifyOptions.Interpolation, hints: [Double] = [], preferred: [Double] = [],
                               gridIntervals: Int = 2_048, limits: Limits = .default) throws(ReductionError) -> ReducedTrack {
+        guard tolerance > 0, tolerance.isFinite else { throw .invalidTolerance }
         let result: Result<ReducedTrack, ReductionError> = withoutActuallyEscaping(f) { f in
             var run = Run(f: f, epsilon: tolerance, cubic: interpolation == .cubic, limits: limits)
             run.preferred = preferred.filter { $0 > window.start && $0 < window.end }.sorted()
