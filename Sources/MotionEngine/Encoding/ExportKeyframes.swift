@@ -111,6 +111,8 @@ enum ExportKeyframes {
             switch error {
             case .tooManyKeyframes(let limit):
                 throw budget.failure("\(label) needs more than \(limit) keyframes to stay within \(format(shown))")
+            case .invalidTolerance:
+                throw budget.failure("\(label): the tolerance \(format(shown)) is not a positive number")
             case .toleranceNotMet(let deviation):
                 throw budget.failure("\(label) deviates by \(format(deviation)) somewhere narrower than the reduction's time resolution, more than \(format(shown))")
             case .tooManyEvaluations:
