@@ -68,7 +68,7 @@ enum ExportKeyframes {
 
     /// The fewest evaluations a channel's reduction takes (its scan and final check, and the
     /// default tolerance's samples): one answer reduces at most
-    /// `TimelineExport.maxTotalEvaluations / minimumEvaluations` channels (2,000).
+    /// `TimelineExport.maxTotalEvaluations / minimumEvaluations` channels (1,000).
     static let minimumEvaluations = 5_000
 
     /// A 422 before any work when `count` channels cannot fit the answer's evaluations.
