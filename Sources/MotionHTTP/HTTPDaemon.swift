@@ -181,6 +181,7 @@ final class HTTPDaemon: @unchecked Sendable {
                                   accept: Self.header(connection, "Accept"),
                                   body: context.body)
         request.arrivedWhileDraining = context.arrivedWhileDraining
+        request.ifNoneMatch = Self.header(connection, "If-None-Match")
         context.body = []
         guard request.method == "POST" else {
             let (response, route) = router.handle(request)

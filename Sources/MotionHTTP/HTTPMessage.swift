@@ -8,6 +8,8 @@ struct HTTPRequest: Sendable {
     var contentType: String?
     var accept: String?
     var body: [UInt8]
+    /// The `If-None-Match` field, for answers with an `ETag`.
+    var ifNoneMatch: String? = nil
     /// `{name}` segments of the matched route.
     var pathParameters: [String: String] = [:]
     /// Whether the server was already draining when the request head arrived (nil: unknown,

@@ -22,6 +22,7 @@ public struct TimelineCompiler: Sendable {
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
                                   horizon: endless ? document.window!.end : .infinity)
         if endless, let window = document.window { scheduler.windowStart = window.start }
+        scheduler.schedule.enabled = document.output.schedule
         let duration = scheduler.run(document.motion)
         try diagnostics.check()
         if let overflow = scheduler.overflow {
@@ -38,9 +39,10 @@ public struct TimelineCompiler: Sendable {
             .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
             .map(\.element)
 
-        let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
+        var timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
                                 options: document.output, target: document.target)
+        if document.output.schedule { timeline.schedule = scheduler.schedule.output }
         try checkOutputSize(timeline, for: use)
         return timeline
     }
