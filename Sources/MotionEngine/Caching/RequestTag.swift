@@ -14,7 +14,7 @@ public enum RequestTag {
 
     /// The tag for a request body already parsed as JSON, quoted: `"<32 hex digits>"`.
     /// `kind` separates endpoints whose answers differ for the same body.
-    public static func tag(for request: JSON, kind: String) -> String {
+    public static func tag(for request: JSON, kind: String, engineVersion: String = RequestTag.engineVersion) -> String {
         var hash = FNV1a128()
         hash.add(Array(engineVersion.utf8))
         hash.add([0])
