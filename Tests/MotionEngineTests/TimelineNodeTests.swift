@@ -215,6 +215,18 @@ final class TimelineNodeTests: XCTestCase {
         XCTAssertEqual(pointers(error), ["/motion/children/0/at", "/motion/children/1/at", "/motion/children/3/label"])
     }
 
+    func testChildPlacedAfterAnEndlessChildIsRefused() {
+        for position in [#"">""#, #""+=1""#] {
+            let error = problems(#"""
+                {"target":{"x":0,"y":0},"window":{"start":0,"end":5},"motion":{"type":"timeline","children":[
+                  {"type":"tween","duration":1,"repeat":"infinite","properties":[{"path":"x","from":0,"to":1}]},
+                  {"type":"tween","at":\#(position),"duration":1,"properties":[{"path":"y","to":1}]}]}}
+                """#)
+            XCTAssertEqual(pointers(error), ["/motion/children/1/at"], position)
+            XCTAssertTrue(error.problems.first?.message.contains("never starts") ?? false)
+        }
+    }
+
     func testOverlapBeforeAnEndKnownOnlyWhenItComesIsRefused() {
         // A spring's length depends on its start values: "-=" from its end cannot be placed.
         let error = problems(#"""

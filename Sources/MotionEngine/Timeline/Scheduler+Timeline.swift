@@ -251,3 +251,20 @@ extension Timeline {
         public var labels: [(name: String, time: Double)]
     }
 }
+
+extension TimelineLayout {
+    /// Reports children placed from the end of a child that never ends: they never start.
+    func checkNeverStarts(endless: [Bool], _ diagnostics: Diagnostics) {
+        for index in positions.indices where index > 0 {
+            let waitsForever: Bool
+            switch positions[index].anchor {
+            case .previousEnd: waitsForever = endless[index - 1]
+            case .everythingEnd: waitsForever = endless[..<index].contains(true)
+            default: waitsForever = false
+            }
+            if waitsForever {
+                diagnostics.invalid(childPointers[index] + "/at", "this child never starts: it is placed from the end of a child that never ends")
+            }
+        }
+    }
+}

@@ -82,6 +82,7 @@ public struct TimelineCompiler: Sendable {
             endless = header.timing.isEndless || Scheduler.isUndamped(spring)
         case .group(let group):
             let children = group.children.map { checkEndless($0, diagnostics) }
+            if let layout = group.layout { layout.checkNeverStarts(endless: children, diagnostics) }
             endless = children.contains(true)
             if header.timing.repetition == .infinite {
                 endless = true
