@@ -112,6 +112,10 @@ public struct DocumentDecoder: Sendable {
             reader.accept(contentsOf: reader.object.keys)
             return nil
         }
+        for key in ["at", "label"] where reader.has(key) {
+            reader.accept(key)
+            diagnostics.invalid(reader.pointer(key), "'\(key)' applies only to a child of a timeline")
+        }
         switch type {
         case "tween":
             let stagger = staggerField(reader, diagnostics)

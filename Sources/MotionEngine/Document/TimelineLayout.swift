@@ -97,7 +97,11 @@ public struct TimelineLayout: Sendable {
             if let at = object["at"] {
                 let (parsed, problem) = parse(at)
                 if let problem {
-                    diagnostics.invalid(pointers[index] + "/at", problem)
+                    if case .number = at { diagnostics.invalid(pointers[index] + "/at", problem) } else if case .string = at {
+                        diagnostics.invalid(pointers[index] + "/at", problem)
+                    } else {
+                        diagnostics.malformed(pointers[index] + "/at", problem)
+                    }
                 } else if let parsed {
                     if case .label(let name) = parsed.anchor, !defined.contains(name) {
                         diagnostics.invalid(pointers[index] + "/at", "label '\(name)' is not defined by this child: define it in the timeline's 'labels' or as the 'label' of an earlier child")
