@@ -215,6 +215,15 @@ final class TimelineNodeTests: XCTestCase {
         XCTAssertEqual(pointers(error), ["/motion/children/0/at", "/motion/children/1/at", "/motion/children/3/label"])
     }
 
+    func testPlacementFieldsOutsideATimelineAreRefused() {
+        let error = problems(#"""
+            {"target":{"x":0},"motion":{"type":"group","at":1,"children":[
+              {"type":"tween","label":"a","duration":1,"properties":[{"path":"x","to":1}]}]}}
+            """#)
+        XCTAssertEqual(error.status, 422)
+        XCTAssertEqual(pointers(error), ["/motion/at", "/motion/children/0/label"])
+    }
+
     func testChildPlacedAfterAnEndlessChildIsRefused() {
         for position in [#"">""#, #""+=1""#] {
             let error = problems(#"""
