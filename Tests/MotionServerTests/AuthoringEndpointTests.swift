@@ -203,5 +203,15 @@ final class AuthoringEndpointTests: ServerTestCase {
         let end = try XCTUnwrap(state["duration"]?.double)
         let later = try XCTUnwrap(command(#"{"command":"seek","time":\#(end)}"#)["values"]?["dots.1.s"]?.double)
         XCTAssertEqual(later, 3, "the element settles on the new target")
+
+        // dots.0 (a corner) starts at 0.1·√1.25 ≈ 0.112 s. Retargeted before that, it heads
+        // for the new target until its own tween starts, which then replaces the retarget
+        // (a later start wins) and ends on its own `to`, as documented.
+        _ = try command(#"{"command":"seek","time":0}"#)
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"dots.0.s","to":3}"#).status, 200)
+        let early = try XCTUnwrap(command(#"{"command":"seek","time":0.1}"#)["values"]?["dots.0.s"]?.double)
+        XCTAssertGreaterThan(early, 0.5, "heading for 3 before the stagger offset")
+        let settled = try XCTUnwrap(command(#"{"command":"seek","time":0.5}"#)["values"]?["dots.0.s"]?.double)
+        XCTAssertEqual(settled, 1, "the element's own tween took over at its offset")
     }
 }
