@@ -113,7 +113,9 @@ struct Handlers: Sendable {
             let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
             let tag = RequestTag.tag(for: json, kind: "timeline")
             if let answer = Self.notModified(request, tag: tag) { return answer }
-            return .json(200, TimelineEncoder.encode(timeline), headers: [("ETag", tag)])
+            let (contentType, body) = try TimelineExport.encode(timeline)
+            if contentType == "application/json" { return .json(200, body, headers: [("ETag", tag)]) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", contentType), ("ETag", tag)], body: body)
         } catch {
             return ProblemDetails.from(error).response
         }
@@ -144,11 +146,26 @@ struct Handlers: Sendable {
         case .success(let value): speed = value
         case .failure(let problem): return .failure(problem)
         }
-        do {
-            return .success((try compiler.compile(request.body, for: use), speed))
+        do throws(DocumentError) {
+            let timeline = try compiler.compile(request.body, for: use)
+            if let problem = Self.timelinesOnly(timeline.options) { throw problem }
+            return .success((timeline, speed))
         } catch {
             return .failure(ProblemDetails.from(error))
         }
+    }
+
+    /// Output formats and reduction are for `POST /v1/timelines`: streams and sessions write
+    /// frames (docs/streams-and-sessions.md), so they refuse a document that asks for another format.
+    static func timelinesOnly(_ output: OutputOptions) -> DocumentError? {
+        var problems: [Problem] = []
+        if output.format != .json {
+            problems.append(Problem(pointer: "/output/format", message: "applies to POST /v1/timelines only; streams and sessions write JSON frames", kind: .invalid))
+        }
+        for (field, present) in [("simplify", output.simplify != nil), ("css", output.css != nil), ("lottie", output.lottie != nil)] where present {
+            problems.append(Problem(pointer: "/output/\(field)", message: "applies to POST /v1/timelines only; streams and sessions write every frame", kind: .invalid))
+        }
+        return problems.isEmpty ? nil : DocumentError(problems)
     }
 
     /// `POST /v1/springs`: one spring in any form, answered in every form with its metrics
