@@ -25,6 +25,7 @@ struct Handlers: Sendable {
         var router = Router()
         router.cors = configuration.cors
         router.add("POST", "/v1/timelines", timelines)
+        router.add("POST", "/v1/timelines/batch", batch)
         router.add("POST", "/v1/streams", query: ["speed"], stream)
         router.add("POST", "/v1/sessions", query: ["speed"], createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
@@ -108,10 +109,13 @@ struct Handlers: Sendable {
     func timelines(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
-            let timeline = try compiler.compile(request.body)
+            let json = try DocumentDecoder.parse(request.body)
+            let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
+            let tag = RequestTag.tag(for: json, kind: "timeline")
+            if let answer = Self.notModified(request, tag: tag) { return answer }
             let (contentType, body) = try TimelineExport.encode(timeline)
-            if contentType == "application/json" { return .json(200, body) }
-            return HTTPResponse(status: 200, headers: [("Content-Type", contentType)], body: body)
+            if contentType == "application/json" { return .json(200, body, headers: [("ETag", tag)]) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", contentType), ("ETag", tag)], body: body)
         } catch {
             return ProblemDetails.from(error).response
         }

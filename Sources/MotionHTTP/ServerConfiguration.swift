@@ -52,6 +52,8 @@ struct ServerConfiguration: Sendable {
     var cors: CORSPolicy?
     /// Limits on what one document may ask for.
     var limits = EngineLimits.default
+    /// Documents in one `/v1/timelines/batch` request (422 beyond).
+    var maxBatchDocuments = 100
 
     /// CPUs this process may use: the online CPUs, narrowed by a cgroup CPU quota (a
     /// container's `--cpus`), rounded up.

@@ -34,6 +34,8 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
+    /// Adds `schedule` and `labels` to the JSON answer (docs/authoring.md, "Timelines").
+    public var schedule = false
     /// `output.format` (docs/exports.md); `json` is docs/documents.md.
     public var format: OutputFormat = .json
     /// `output.simplify` (docs/exports.md); nil: every frame is written.
@@ -45,11 +47,13 @@ public struct OutputOptions: Sendable, Equatable {
     public var css: JSON?
     public var lottie: JSON?
 
-    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, format: OutputFormat = .json,
-                simplify: SimplifyOptions? = nil, svg: SVGOptions = SVGOptions(), css: JSON? = nil, lottie: JSON? = nil) {
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, schedule: Bool = false,
+                format: OutputFormat = .json, simplify: SimplifyOptions? = nil, svg: SVGOptions = SVGOptions(),
+                css: JSON? = nil, lottie: JSON? = nil) {
         self.layout = layout
         self.events = events
         self.final = final
+        self.schedule = schedule
         self.format = format
         self.simplify = simplify
         self.svg = svg
@@ -132,6 +136,8 @@ public struct GroupNode: Sendable {
     public var children: [MotionNode]
     /// With `reverses`: every child finishes its forward leg before any child reverses.
     public var syncsChildren: Bool
+    /// Set for a `timeline` node: where each child starts (API §10.2).
+    public var layout: TimelineLayout? = nil
 }
 
 /// `sequence`: steps run one after another (MotionMachine `MotionSequence`).

@@ -49,6 +49,10 @@ extension DocumentDecoder {
             }
         }
 
+        if output.schedule, output.format != .json {
+            diagnostics.invalid(reader.pointer("schedule"), "the schedule is written in the json format only (output.format is '\(output.format.rawValue)')")
+        }
+
         output.css = reader.value("css")
         output.lottie = reader.value("lottie")
         if output.css != nil, output.format != .css, output.format != .waapi {
