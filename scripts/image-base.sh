@@ -27,6 +27,7 @@ fi
 mkdir -p "$CACHE"
 if [ ! -s "$TARBALL" ]; then
   root=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+  chmod 0755 "$root"  # the image's / (mktemp makes it 0700)
   trap 'rm -rf "$root"' EXIT
   echo "debootstrap --variant=minbase bookworm from $MIRROR (about a minute)" >&2
   debootstrap --variant=minbase bookworm "$root" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 \
