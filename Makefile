@@ -10,17 +10,17 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize image-test test-k8s test-replicas
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
-## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the Swift
-## suites, then the short abuse suite.
+## Every test: Dockerfile lint, Kubernetes manifests, the OpenAPI contract check against a
+## live server, three replicas behind nginx, the Swift suites, then the short abuse suite.
 test: deps deps-python
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory lint-docker test-api
+	$(MAKE) --no-print-directory lint-docker test-k8s test-api test-replicas
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(MAKE) --no-print-directory stress-short
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory fuzz-short; fi
@@ -58,6 +58,20 @@ test-api: deps-python
 
 lint-docker: deps-python
 	$(VENV)/bin/hadolint Dockerfile
+
+## deploy/kubernetes validated offline: kubernetes-validate (schemas) and checkov (about 20 s).
+test-k8s: deps-python
+	scripts/k8s-check.sh $(VENV)
+
+## Three debug replicas behind a real nginx with deploy/nginx: sessions stay on one replica,
+## timelines spread (a few seconds; installs nginx-light when missing).
+test-replicas: build
+	scripts/replicas-test.py --binary .build/debug/motion-server
+
+## Build the image around the release binary with buildah, run it with podman and check it
+## from outside (root; about 1 minute once the base image is cached, 4 the first time).
+image-test: release
+	scripts/image-test.sh .build/release/motion-server
 
 bench: release
 	Benchmarks/run.sh
