@@ -8,19 +8,22 @@ PORT ?= 8080
 SWIFT ?= swift
 VENV := .venv
 PYTHON := $(VENV)/bin/python
+CHECKOV_VENV := .venv-checkov
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize image-test test-k8s test-replicas
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test image-test test-k8s \
+	test-replicas
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
 ## Every test: Dockerfile lint, Kubernetes manifests, the OpenAPI contract check against a
-## live server, three replicas behind nginx, the Swift suites, then the short abuse suite.
-test: deps deps-python
+## live server, three replicas behind nginx, the browser tests (headless Chromium), the Swift
+## suites, then the short abuse suite.
+test: deps-test deps-python
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory lint-docker test-k8s test-api test-replicas
+	$(MAKE) --no-print-directory lint-docker test-k8s test-api test-replicas test-browser
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(MAKE) --no-print-directory stress-short
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory fuzz-short; fi
@@ -35,6 +38,10 @@ stress-short:
 
 deps:
 	@scripts/install-deps.sh
+
+## What the tests need besides the build's packages (Chromium).
+deps-test:
+	@scripts/install-deps.sh --test
 
 deps-python: $(PYTHON)
 $(PYTHON): scripts/requirements-dev.txt
@@ -56,12 +63,22 @@ test-swift: deps
 test-api: deps-python
 	scripts/api-check.sh .build/debug/motion-server
 
+## Tests/browser: exports, easings and the page checked in headless Chromium (Playwright),
+## against the debug server. Screenshots go to .build/test-output/browser/.
+test-browser: deps-test deps-python
+	$(PYTHON) -m pytest -q Tests/browser
+
 lint-docker: deps-python
 	$(VENV)/bin/hadolint Dockerfile
 
 ## deploy/kubernetes validated offline: kubernetes-validate (schemas) and checkov (about 20 s).
-test-k8s: deps-python
-	scripts/k8s-check.sh $(VENV)
+test-k8s: deps-python $(CHECKOV_VENV)/bin/checkov
+	scripts/k8s-check.sh $(VENV)/bin/kubernetes-validate $(CHECKOV_VENV)/bin/checkov
+
+$(CHECKOV_VENV)/bin/checkov: scripts/requirements-checkov.txt
+	python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checkov.txt
+	touch $@
 
 ## Three debug replicas behind a real nginx with deploy/nginx: sessions stay on one replica,
 ## timelines spread (a few seconds; installs nginx-light when missing).
@@ -93,4 +110,4 @@ test-sanitize: deps
 	scripts/test-sanitize.sh
 
 clean:
-	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV)
+	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV) $(CHECKOV_VENV)

@@ -19,12 +19,24 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .target(name: "MotionEngine"),
+        // libmicrohttpd's own refusals (400, 413, 414, 431, 505) rewritten as problem+json by
+        // interposing the two library functions they go through (library_refusals.c); the
+        // linked binary must export both for the library's calls to bind to them.
+        .target(
+            name: "CLibraryRefusals",
+            dependencies: ["CMicroHTTPD"],
+            linkerSettings: [.unsafeFlags([
+                "-Xlinker", "--export-dynamic-symbol=MHD_create_response_from_buffer",
+                "-Xlinker", "--export-dynamic-symbol=MHD_queue_response",
+            ])]
+        ),
         // The HTTP service: everything but `main`, so that fuzz targets can link it.
         .target(
             name: "MotionHTTP",
             dependencies: [
                 "MotionEngine",
                 "CMicroHTTPD",
+                "CLibraryRefusals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

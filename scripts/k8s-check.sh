@@ -5,10 +5,12 @@
 # comment beside the resource; there are none). Each tool is first shown a broken manifest
 # and must reject it, so a tool that silently checks nothing fails the target.
 #
-#   scripts/k8s-check.sh [VENV]    # default .venv (make deps-python)
+#   scripts/k8s-check.sh [KUBERNETES_VALIDATE CHECKOV]
+#   (default .venv/bin/kubernetes-validate and .venv-checkov/bin/checkov, as make test-k8s installs them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${1:-.venv}
+VALIDATE=${1:-.venv/bin/kubernetes-validate}
+CHECKOV=${2:-.venv-checkov/bin/checkov}
 DIR=deploy/kubernetes
 export BC_SKIP_MAPPING=TRUE CHECKOV_RUN_SCA_PACKAGE_SCAN_V2=false
 KUBE_VERSION=${KUBE_VERSION:-1.30.0}
@@ -19,15 +21,15 @@ mapfile -t manifests < <(ls "$DIR"/*.yaml | grep -v '/kustomization.yaml$')
 
 # The broken twins: an unknown field, and a writable root filesystem running as root.
 sed 's/terminationGracePeriodSeconds:/terminationGracePeriod:/' "$DIR/deployment.yaml" >"$TMP/unknown-field.yaml"
-if "$VENV/bin/kubernetes-validate" --strict --quiet -k "$KUBE_VERSION" "$TMP/unknown-field.yaml" >/dev/null 2>&1; then
+if "$VALIDATE" --strict --quiet -k "$KUBE_VERSION" "$TMP/unknown-field.yaml" >/dev/null 2>&1; then
   echo "kubernetes-validate accepted a Deployment with an unknown field" >&2; exit 1
 fi
 sed -e 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/' -e 's/runAsNonRoot: true/runAsNonRoot: false/' \
   "$DIR/deployment.yaml" >"$TMP/insecure.yaml"
-if "$VENV/bin/checkov" -f "$TMP/insecure.yaml" --framework kubernetes --skip-download --quiet --compact >/dev/null 2>&1; then
+if "$CHECKOV" -f "$TMP/insecure.yaml" --framework kubernetes --skip-download --quiet --compact >/dev/null 2>&1; then
   echo "checkov passed a Deployment with a writable root filesystem running as root" >&2; exit 1
 fi
 
-"$VENV/bin/kubernetes-validate" --strict -k "$KUBE_VERSION" "${manifests[@]}"
-"$VENV/bin/checkov" -d "$DIR" --framework kubernetes --skip-download --compact --quiet
+"$VALIDATE" --strict -k "$KUBE_VERSION" "${manifests[@]}"
+"$CHECKOV" -d "$DIR" --framework kubernetes --skip-download --compact --quiet
 echo "deploy/kubernetes: ${#manifests[@]} manifests valid for Kubernetes $KUBE_VERSION, no failed checkov check"

@@ -1,3 +1,4 @@
+import CLibraryRefusals
 import CMicroHTTPD
 import Foundation
 import Logging
