@@ -75,6 +75,8 @@ class Replica:
         self.port = int(match.group(1))
 
     def stop(self):
+        if self.process.returncode is not None:
+            return self.process.returncode
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
@@ -82,7 +84,8 @@ class Replica:
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = "timeout"
-        self.log.close()
+        if not self.log.closed:
+            self.log.close()
         return code
 
     def access_lines(self):
@@ -262,6 +265,39 @@ def main():
             proxied = f.read().count("session=player-")
         if proxied < SESSIONS * 7:
             fail(f"nginx logged {proxied} session requests")
+
+        # A replica that goes away takes its sessions with it: their watchers get the end line
+        # (interrupted by the shutdown); the other replicas' sessions carry on.
+        owner_of = {}
+        for i in range(SESSIONS):
+            session = f"drain-{i:02d}"
+            status, headers, _ = request(port, "PUT", f"/v1/sessions/{session}", LONG)
+            if status != 201:
+                fail(f"PUT {session}: {status}")
+            owner_of[session] = headers.get("x-instance-id")
+        by_replica = collections.defaultdict(list)
+        for session, owner in owner_of.items():
+            by_replica[owner].append(session)
+        if len(by_replica) < 2:
+            fail(f"every drain-* session on one replica: {dict(by_replica)}")
+        leaving_name, doomed = max(by_replica.items(), key=lambda item: len(item[1]))
+        survivor = next(s for s, owner in owner_of.items() if owner != leaving_name)
+        watcher, stream = watch(port, doomed[0], collections.defaultdict(list))
+        leaving = next(r for r in replicas if r.name == leaving_name)
+        code = leaving.stop()
+        if code != 0:
+            fail(f"{leaving_name} exited with {code} on SIGTERM")
+        last = None
+        for line in stream:
+            last = json.loads(line)
+        watcher.close()
+        if not last or last.get("end") is not True or last.get("interrupted") != "shutdown":
+            fail(f"the watcher of {doomed[0]} on the stopped replica ended with {last}")
+        status, headers, body = request(port, "GET", f"/v1/sessions/{survivor}")
+        if status != 200 or headers.get("x-instance-id") != owner_of[survivor]:
+            fail(f"{survivor} on {owner_of[survivor]} after {leaving_name} stopped: {status} {body[:200]}")
+        print(f"[replicas-test] {leaving_name} stopped: its watcher got the shutdown end line; "
+              f"{survivor} on {owner_of[survivor]} carries on")
     finally:
         if nginx is not None:
             nginx.send_signal(signal.SIGQUIT)
