@@ -135,7 +135,7 @@ final class HTTPDaemon: @unchecked Sendable {
             context.track = Self.track(connection)
             context.arrivedWhileDraining = state?.isDraining ?? false
             context.requestID = RequestID.accept(Self.header(connection, "X-Request-Id"))
-            context.client = Self.clientAddress(cmhd_connection_fd(connection))
+            if logger.logLevel <= .info { context.client = Self.clientAddress(cmhd_connection_fd(connection)) }
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
             let head = RequestHead(method: method, rawTarget: context.rawTarget, version: version, fields: Self.fields(connection))
