@@ -75,7 +75,26 @@ for _ in $(seq 1 300); do
 done
 curl -fs "$URL/healthz" >/dev/null || { "${PODMAN[@]}" logs "$NAME" | tail -20; fail "/healthz did not answer"; }
 startup_seconds=$(seconds_since "$run_started")
-log "serving after ${startup_seconds} s (podman run until /healthz answers)"
+# The server's own start-up: from the container's start to its "listening" log line.
+server_startup=$( { "${PODMAN[@]}" inspect --format '{{.State.StartedAt}}' "$NAME"; "${PODMAN[@]}" logs "$NAME" 2>&1; } | python3 -c '
+import datetime, json, re, sys
+started = sys.stdin.readline().strip()
+m = re.match(r"(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)? ([+-]\d{4})", started)
+frac = (m.group(3) or ".0")[:7]
+start = datetime.datetime.strptime(f"{m.group(1)} {m.group(2)}{frac} {m.group(4)}", "%Y-%m-%d %H:%M:%S.%f %z")
+for line in sys.stdin:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        continue
+    if entry.get("message") == "listening":
+        at = datetime.datetime.strptime(entry["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        print(f"{max(0.0, (at - start).total_seconds()) * 1000:.0f}")
+        break
+else:
+    print("?")
+')
+log "serving after ${startup_seconds} s (podman run until /healthz answers); the server listened ${server_startup} ms after the container started"
 
 # ------------------------------------------------------------------------ checks
 [ "$(curl -s "$URL/healthz")" = '{"status":"ok"}' ] || fail "/healthz body"
@@ -134,4 +153,4 @@ assert lines and all(l["requestId"] and "status" in l for l in lines), lines
 ' || fail "access log lines are not JSON with request ids"
 log "podman stop: drained the open stream (end line interrupted: shutdown), exit 0 after ${stop_seconds} s"
 
-log "PASS: image ${size_mb} MB, built in ${build_seconds} s, serving ${startup_seconds} s after podman run, stopped in ${stop_seconds} s; whole run $(seconds_since "$started") s"
+log "PASS: image ${size_mb} MB, built in ${build_seconds} s, serving ${startup_seconds} s after podman run (server start ${server_startup} ms), stopped in ${stop_seconds} s; whole run $(seconds_since "$started") s"
