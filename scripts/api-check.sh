@@ -191,6 +191,13 @@ expected-statuses = ["400", "405", "409", "413", "415", "422"]
 include-operation-id = "watchSession"
 enabled = false
 
+# Problem pages exist for the service's problem names only; other names are 404.
+[[operations]]
+include-operation-id = "problemPage"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "404"]
+
 # Ids are random (404) or those of sessions created above, often completed (409) or with
 # a window that rejects the seek (422).
 [[operations]]

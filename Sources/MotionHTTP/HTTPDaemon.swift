@@ -182,7 +182,10 @@ final class HTTPDaemon: @unchecked Sendable {
                                   query: Self.queryArguments(connection),
                                   contentType: Self.header(connection, "Content-Type"),
                                   accept: Self.header(connection, "Accept"),
-                                  body: context.body)
+                                  body: context.body,
+                                  acceptEncoding: Self.header(connection, "Accept-Encoding"),
+                                  origin: Self.header(connection, "Origin"),
+                                  accessControlRequestMethod: Self.header(connection, "Access-Control-Request-Method"))
         request.arrivedWhileDraining = context.arrivedWhileDraining
         context.body = []
         guard request.method == "POST" || request.method == "PUT" else {

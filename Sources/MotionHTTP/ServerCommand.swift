@@ -9,7 +9,9 @@ struct ServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "motion-server",
         abstract: "Animation timeline service: computes keyframes on a virtual clock and streams live frames.",
-        discussion: "Every option can also be set with the environment variable shown in its help (flags win)."
+        discussion: "Every option can also be set with the environment variable shown in its help (flags win).",
+        version: MotionServerVersion.current,
+        subcommands: [RenderCommand.self, SpringsCommand.self]
     )
 
     @Option(help: "Address to bind (env MOTION_HOST).")
@@ -60,6 +62,8 @@ struct ServerCommand: ParsableCommand {
     var maxHeldResponseBytes: Int?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
     var drainTimeout: Double?
+    @Option(help: "Browser origins allowed to call the service from another origin: * or origins separated by commas, e.g. https://app.example (env MOTION_CORS_ORIGIN; default none).")
+    var corsOrigin: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env MOTION_LOG_LEVEL; default info).")
     var logLevel: String?
     @Option(help: "Log format: json (one JSON object a line) or text (env MOTION_LOG_FORMAT; default text).")
@@ -90,6 +94,9 @@ struct ServerCommand: ParsableCommand {
         if config.maxQueuedComputations < 0 { throw ValidationError("--max-queued-computations must not be negative") }
         if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
         if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
+        if let cors = config.cors, let origin = cors.invalidOrigin {
+            throw ValidationError("--cors-origin: '\(origin)' is not * or an origin such as https://app.example")
+        }
         if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
         if LineLogHandler.Format(rawValue: resolvedLogFormat()) == nil {
             throw ValidationError("unknown --log-format '\(resolvedLogFormat())'; expected json or text")
@@ -158,6 +165,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxQueuedComputations, "MOTION_MAX_QUEUED_COMPUTATIONS") { config.maxQueuedComputations = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
         if let v: String = try value(instanceId, "MOTION_INSTANCE_ID") { config.instanceID = v }
+        if let v: String = try value(corsOrigin, "MOTION_CORS_ORIGIN") { config.cors = CORSPolicy(v) }
         return config
     }
 

@@ -48,6 +48,8 @@ struct ServerConfiguration: Sendable {
     var maxBacklogFrames = 120
     /// Seconds SIGTERM waits for open streams to finish before stopping.
     var drainTimeout = 10.0
+    /// `--cors-origin`: origins allowed to call from a browser page elsewhere (nil: none).
+    var cors: CORSPolicy?
     /// Limits on what one document may ask for.
     var limits = EngineLimits.default
     /// This replica's name: sent as `X-Instance-Id` on every answer and in every log line.

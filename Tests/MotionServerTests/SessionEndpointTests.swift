@@ -212,7 +212,7 @@ final class SessionEndpointTests: ServerTestCase {
         try assertProblem(post(server, "/v1/sessions", #"{"motion":{"type":"tween","duration":-1,"properties":[]}}"#), status: 422)
         let wrongMethod = try send(server, "PATCH", "/v1/sessions/\(id)")
         try assertProblem(wrongMethod, status: 405)
-        XCTAssertEqual(wrongMethod.header("Allow"), "GET, PUT, DELETE, HEAD")
+        XCTAssertEqual(wrongMethod.header("Allow"), "GET, PUT, DELETE, HEAD, OPTIONS")
         // PUT on an existing session's id is a conflict, not a replacement.
         try assertProblem(send(server, "PUT", "/v1/sessions/\(id)", headers: [("Content-Type", "application/json")], body: Array(linear().utf8)), status: 409)
     }

@@ -1,4 +1,4 @@
-/// The timeline document every computing endpoint takes (API §1), decoded and validated.
+/// The timeline document every computing endpoint takes (docs/README.md), decoded and validated.
 public struct TimelineDocument: Sendable {
     /// Sampling rate of the virtual clock, frames per second.
     public var fps: Double
@@ -48,7 +48,7 @@ public enum Repetition: Sendable, Equatable {
     case infinite
 }
 
-/// Timing fields shared by every node (API §3).
+/// Timing fields shared by every node (docs/README.md).
 public struct NodeTiming: Sendable, Equatable {
     /// Seconds before the node starts; applies once, not per repeat.
     public var delay: Double = 0
@@ -142,6 +142,9 @@ public struct TweenNode: Sendable {
     public var properties: [TweenProperty]
     /// Additive weight (0…1) when `additive` is true, else nil.
     public var additiveWeight: Double?
+    /// A `timing` spec with a spring curve: each property's leg lasts its own rest time
+    /// (SEMANTICS §10), known once its values are resolved.
+    public var springTiming: MotionSpec? = nil
 }
 
 /// One `properties` entry of a tween.
@@ -155,6 +158,9 @@ public struct TweenProperty: Sendable {
     public var duration: Double?
     public var delay: Double?
     public var bounds: Bounds?
+    /// `keyframes` (with `offsets`, `easings`) instead of `from`/`to`; then `from` is the
+    /// first keyframe (nil when it is null) and `to` the last.
+    public var keyframes: TweenKeyframes? = nil
 }
 
 /// One `properties` entry of a physics, spring or decay node.
@@ -167,6 +173,9 @@ public struct DynamicProperty: Sendable {
     /// Initial velocity for this property (units/s); overrides the node's.
     public var velocity: Double?
     public var bounds: Bounds?
+    /// A spring's `keyframes` (successive targets) instead of `from`/`to`; then `from` is the
+    /// first keyframe (nil when it is null) and `to` the last.
+    public var keyframes: SpringKeyframes? = nil
 }
 
 /// `physics`: velocity with friction, optional walls (MotionMachine `PhysicsMotion`).

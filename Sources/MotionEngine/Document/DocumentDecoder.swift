@@ -201,6 +201,7 @@ public struct DocumentDecoder: Sendable {
         var duration = reader.time("duration")
         var durationGiven = reader.has("duration")
         var easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        var springTiming: MotionSpec?
         if let timing = reader.value("timing") {
             durationGiven = true
             let replaced = ["delay", "duration", "easing", "repeat", "reverses"].filter(reader.has)
@@ -208,6 +209,7 @@ public struct DocumentDecoder: Sendable {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' replaces delay, duration, easing, repeat and reverses; remove \(replaced.map { "'\($0)'" }.joined(separator: ", ")) or 'timing'")
             } else if let spec = MotionSpec.resolve(timing, at: reader.pointer("timing"), specs: context.specs, diagnostics) {
                 header.timing = spec.timing(repeatDelay: header.timing.repeatDelay)
+                if case .spring = spec.curve { springTiming = spec }
                 duration = spec.duration
                 durationGiven = true
                 easing = spec.easing
@@ -230,26 +232,36 @@ public struct DocumentDecoder: Sendable {
             }
         }
         if overLimit { return nil }
+        if springTiming != nil, let keyed = properties.first(where: { $0.keyframes != nil }) {
+            diagnostics.invalid(keyed.pointer + "/keyframes", "keyframes do not combine with a timing whose curve is a spring (its duration comes from the spring)")
+        }
         reader.finish()
         return TweenNode(header: header, duration: duration, easing: easing ?? .linear,
-                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight)
+                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight,
+                         springTiming: springTiming)
     }
 
     func decodeTweenProperty(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> TweenProperty? {
         guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
         defer { reader.finish() }
         let path = decodePath(reader, diagnostics)
-        let from = reader.value("from")
-        let to = reader.value("to", required: true)
+        let (keyframes, keyframesFailed) = decodeTweenKeyframes(reader, hasEasing: reader.has("easing"), diagnostics)
+        var from = keyframes == nil ? reader.value("from") : nil
+        var to = keyframes == nil ? reader.value("to", required: !keyframesFailed) : nil
         for (key, value) in [("from", from), ("to", to)] {
             if let value { checkValueType(value, at: reader.pointer(key), diagnostics) }
+        }
+        if let keyframes {
+            from = keyframes.values.first!
+            to = keyframes.values.last!
         }
         let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
         let duration = reader.time("duration")
         let delay = reader.time("delay")
         let bounds = reader.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
-        guard let path, let to else { return nil }
-        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay, bounds: bounds)
+        guard let path, let to, !keyframesFailed else { return nil }
+        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay, bounds: bounds,
+                             keyframes: keyframes)
     }
 
     func decodePath(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> PropertyPath? {
@@ -261,7 +273,7 @@ public struct DocumentDecoder: Sendable {
         return path
     }
 
-    /// The physics, spring and decay nodes (API §3.2–3.4).
+    /// The physics, spring and decay nodes (docs/README.md–3.4).
     func decodeDynamic(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ context: inout NodeContext,
                        _ diagnostics: Diagnostics) -> MotionNode? {
         let additiveWeight = decodeAdditive(reader, diagnostics)
@@ -273,16 +285,22 @@ public struct DocumentDecoder: Sendable {
                 let pointer = JSONPointer.appending(reader.pointer("properties"), index)
                 guard let property = ObjectReader.expecting(item, at: pointer, diagnostics) else { complete = false; continue }
                 let path = decodePath(property, diagnostics)
-                let from = property.value("from")
-                let to = property.value("to", required: type == "spring")
+                let (keyframes, keyframesFailed) = type == "spring" ? decodeSpringKeyframes(property, diagnostics) : (nil, false)
+                var from = keyframes == nil ? property.value("from") : nil
+                var to = keyframes == nil ? property.value("to", required: type == "spring" && !keyframesFailed) : nil
                 for (key, value) in [("from", from), ("to", to)] {
                     if let value { checkValueType(value, at: property.pointer(key), diagnostics) }
+                }
+                if let keyframes {
+                    from = keyframes.values.first!
+                    to = keyframes.values.last!
                 }
                 let velocity = type == "spring" ? property.bounded("velocity") : nil
                 let bounds = property.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
                 property.finish()
-                guard let path else { complete = false; continue }
-                properties.append(DynamicProperty(pointer: pointer, path: path, from: from, to: to, velocity: velocity, bounds: bounds))
+                guard let path, !keyframesFailed else { complete = false; continue }
+                properties.append(DynamicProperty(pointer: pointer, path: path, from: from, to: to, velocity: velocity, bounds: bounds,
+                                                  keyframes: keyframes))
             }
         } else {
             complete = false
@@ -299,11 +317,14 @@ public struct DocumentDecoder: Sendable {
                                         restitution: law.restitution, collisions: collisions, restVelocity: law.restVelocity,
                                         additiveWeight: additiveWeight))
         case "spring":
-            let parameters = SpringParameters.decode(from: reader, diagnostics)
+            let parameters = SpringParameters.decode(from: reader, diagnostics, allowsUndamped: true)
             let velocity = reader.bounded("velocity") ?? 0
             let restDelta = positive(reader, "restDelta", diagnostics) ?? 0.01
             let restSpeed = positive(reader, "restSpeed", diagnostics) ?? 0.01
             let stopAtTarget = reader.bool("stopAtTarget") ?? false
+            if stopAtTarget, let keyed = properties.first(where: { $0.keyframes != nil }) {
+                diagnostics.invalid(reader.pointer("stopAtTarget"), "does not combine with keyframes (\(keyed.pointer)/keyframes)")
+            }
             var clamp: ClosedRange<Double>?
             if let items = reader.array("clamp") {
                 let numbers = items.compactMap(\.numberValue)
@@ -340,7 +361,7 @@ public struct DocumentDecoder: Sendable {
         }
     }
 
-    /// `path` and `pathPhysics` (API §3.5).
+    /// `path` and `pathPhysics` (docs/nodes.md#path-and-pathphysics).
     func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ diagnostics: Diagnostics) -> PathNode? {
         let geometry = reader.value("path", required: true).flatMap { PathElement.decode($0, at: reader.pointer("path"), diagnostics) }
         func propertyPath(_ key: String) -> PropertyPath? {
@@ -433,7 +454,7 @@ public struct DocumentDecoder: Sendable {
         return additive ? weight ?? 1 : nil
     }
 
-    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (API §1.1).
+    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (docs/values.md).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
         case .number(let n):

@@ -1,5 +1,5 @@
 /// Finds properties whose start value can come from nowhere, while the document is decoded,
-/// so that they are reported together with every other problem (API §7).
+/// so that they are reported together with every other problem (docs/README.md).
 ///
 /// It works on the raw JSON, so nodes with other problems still take part, and it is
 /// conservative: a property without `from` is reported only when its path is missing from
@@ -34,10 +34,16 @@ enum ImplicitStartCheck {
         }
         for (index, item) in (object["properties"]?.arrayValue ?? []).enumerated() {
             guard case .object(let property) = item, let path = property["path"]?.stringValue.flatMap(PropertyPath.init) else { continue }
-            if property["from"] != nil {
+            // `keyframes` stand for from (the first, null = implicit) and to (the last).
+            var from = property["from"], to = property["to"]
+            if let keyframes = property["keyframes"]?.arrayValue {
+                from = keyframes.first.flatMap { $0 == .null ? nil : $0 }
+                to = keyframes.last
+            }
+            if from != nil {
                 providers.append(path)
             } else {
-                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: property["to"]))
+                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: to))
             }
         }
         for key in ["children", "steps"] {

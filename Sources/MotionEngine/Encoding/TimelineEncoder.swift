@@ -1,4 +1,4 @@
-/// Writes the `POST /v1/timelines` response body (API §4).
+/// Writes the `POST /v1/timelines` response body (docs/documents.md).
 public enum TimelineEncoder {
     public static func encode(_ timeline: Timeline) -> [UInt8] {
         // Reserve for the samples up to the default sample limit; beyond it (a raised limit)
@@ -92,7 +92,7 @@ public enum TimelineEncoder {
     }
 
     /// An event object. The stream form starts with `"event": type`; the response form has
-    /// `"type"` (API §4, §5).
+    /// `"type"` (docs/documents.md, §5).
     public static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
         if streamForm {
             w.raw("{\"event\":")
