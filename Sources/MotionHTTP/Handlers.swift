@@ -29,7 +29,7 @@ struct Handlers: Sendable {
         router.add("POST", "/v1/sessions", query: ["speed"], createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
-        router.add("PUT", "/v1/sessions/{id}", putSession)
+        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], putSession)
         router.add("DELETE", "/v1/sessions/{id}", deleteSession)
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
