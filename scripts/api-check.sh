@@ -166,6 +166,14 @@ enabled = false
 mode = "negative"
 allow-extra-parameters = false
 
+# An If-None-Match of `*` (or a tag that matches) is answered 304 for a document that would
+# be a 200 (API §10.5).
+[[operations]]
+include-operation-id = ["computeTimeline", "computeTimelineBatch"]
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "304", "422"]
+
 [[operations]]
 include-operation-id = "createSession"
 

@@ -187,6 +187,7 @@ final class HTTPDaemon: @unchecked Sendable {
                                   origin: Self.header(connection, "Origin"),
                                   accessControlRequestMethod: Self.header(connection, "Access-Control-Request-Method"))
         request.arrivedWhileDraining = context.arrivedWhileDraining
+        request.ifNoneMatch = Self.header(connection, "If-None-Match")
         context.body = []
         guard request.method == "POST" || request.method == "PUT" else {
             let (response, route) = router.handle(request)

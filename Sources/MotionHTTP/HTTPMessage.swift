@@ -12,6 +12,8 @@ struct HTTPRequest: Sendable {
     var acceptEncoding: String? = nil
     var origin: String? = nil
     var accessControlRequestMethod: String? = nil
+    /// The `If-None-Match` field, for answers with an `ETag`.
+    var ifNoneMatch: String? = nil
     /// `{name}` segments of the matched route.
     var pathParameters: [String: String] = [:]
     /// Whether the server was already draining when the request head arrived (nil: unknown,

@@ -25,6 +25,7 @@ struct Handlers: Sendable {
         var router = Router()
         router.cors = configuration.cors
         router.add("POST", "/v1/timelines", timelines)
+        router.add("POST", "/v1/timelines/batch", batch)
         router.add("POST", "/v1/streams", query: ["speed"], stream)
         router.add("POST", "/v1/sessions", query: ["speed"], createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
@@ -109,8 +110,11 @@ struct Handlers: Sendable {
     func timelines(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
-            let timeline = try compiler.compile(request.body)
-            return .json(200, TimelineEncoder.encode(timeline))
+            let json = try DocumentDecoder.parse(request.body)
+            let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
+            let tag = RequestTag.tag(for: json, kind: "timeline")
+            if let answer = Self.notModified(request, tag: tag) { return answer }
+            return .json(200, TimelineEncoder.encode(timeline), headers: [("ETag", tag)])
         } catch {
             return ProblemDetails.from(error).response
         }

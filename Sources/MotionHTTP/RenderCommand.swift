@@ -109,9 +109,9 @@ struct RenderCommand: ParsableCommand {
 
     /// A problem+json body as lines a person reads: the title and detail, then each problem
     /// with its pointer.
-    static func describeProblem(_ body: [UInt8], source: String) -> String {
+    static func describeProblem(_ body: [UInt8], source: String, command: String = "render") -> String {
         guard case .object(let problem)? = try? JSONParser.parse(body) else {
-            return "motion-server render: \(String(decoding: body, as: UTF8.self))\n"
+            return "motion-server \(command): \(String(decoding: body, as: UTF8.self))\n"
         }
         func text(_ key: String, in object: JSONObject) -> String? {
             if case .string(let s)? = object[key] { return s }
@@ -119,7 +119,7 @@ struct RenderCommand: ParsableCommand {
         }
         var status = ""
         if case .number(let n)? = problem["status"] { status = " (\(Int(n)))" }
-        var lines = ["motion-server render: \(source): \(text("title", in: problem) ?? "error")\(status): \(text("detail", in: problem) ?? "")"]
+        var lines = ["motion-server \(command): \(source): \(text("title", in: problem) ?? "error")\(status): \(text("detail", in: problem) ?? "")"]
         if case .array(let errors)? = problem["errors"] {
             for case .object(let entry) in errors {
                 let place = text("pointer", in: entry).map { $0.isEmpty ? "(document)" : $0 } ?? text("parameter", in: entry) ?? ""

@@ -34,6 +34,8 @@ struct ServerCommand: ParsableCommand {
     var maxProperties: Int?
     @Option(help: "Largest answer in bytes, estimated before encoding: a whole timeline, one stream frame with its events, one session watcher read (env MOTION_MAX_RESPONSE_BYTES; default 67108864).")
     var maxResponseBytes: Int?
+    @Option(help: "Documents in one /v1/timelines/batch request; their samples together are bounded by --max-samples and their answer by --max-response-bytes (env MOTION_MAX_BATCH_DOCUMENTS; default 100).")
+    var maxBatchDocuments: Int?
     @Option(help: "Simultaneous streams (env MOTION_MAX_STREAMS; default 10000).")
     var maxStreams: Int?
     @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
@@ -82,6 +84,7 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxDepth < 1 { throw ValidationError("--max-depth must be positive") }
         if config.limits.maxEvents < 1 { throw ValidationError("--max-events must be positive") }
         if config.limits.maxProperties < 1 { throw ValidationError("--max-properties must be positive") }
+        if config.maxBatchDocuments < 1 || config.maxBatchDocuments > 100_000 { throw ValidationError("--max-batch-documents must be from 1 to 100000") }
         if config.limits.maxResponseBytes < 1 { throw ValidationError("--max-response-bytes must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
@@ -150,6 +153,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxEvents, "MOTION_MAX_EVENTS") { config.limits.maxEvents = v }
         if let v: Int = try value(maxProperties, "MOTION_MAX_PROPERTIES") { config.limits.maxProperties = v }
         if let v: Int = try value(maxResponseBytes, "MOTION_MAX_RESPONSE_BYTES") { config.limits.maxResponseBytes = v }
+        if let v: Int = try value(maxBatchDocuments, "MOTION_MAX_BATCH_DOCUMENTS") { config.maxBatchDocuments = v }
         if let v: Int = try value(maxStreams, "MOTION_MAX_STREAMS") { config.maxStreams = v }
         if let v: Int = try value(maxSessions, "MOTION_MAX_SESSIONS") { config.maxSessions = v }
         if let v: Int = try value(maxWatchers, "MOTION_MAX_WATCHERS") { config.maxWatchers = v }

@@ -52,6 +52,8 @@ struct ServerConfiguration: Sendable {
     var cors: CORSPolicy?
     /// Limits on what one document may ask for.
     var limits = EngineLimits.default
+    /// Documents in one `/v1/timelines/batch` request (422 beyond).
+    var maxBatchDocuments = 100
     /// This replica's name: sent as `X-Instance-Id` on every answer and in every log line.
     var instanceID: String?
 

@@ -172,7 +172,7 @@ final class UsabilityTests: ServerTestCase {
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
         let pattern = try NSRegularExpression(pattern: #""/problems/([a-z0-9-]+)""#)
         while let url = files?.nextObject() as? URL {
-            guard url.pathExtension == "swift", let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
+            guard ["swift", "c"].contains(url.pathExtension), let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
             for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 types.insert("/problems/" + (text as NSString).substring(with: match.range(at: 1)))
             }

@@ -34,11 +34,14 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
+    /// Adds `schedule` and `labels` to the JSON answer (API §10.2).
+    public var schedule = false
 
-    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true) {
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, schedule: Bool = false) {
         self.layout = layout
         self.events = events
         self.final = final
+        self.schedule = schedule
     }
 }
 
@@ -116,6 +119,8 @@ public struct GroupNode: Sendable {
     public var children: [MotionNode]
     /// With `reverses`: every child finishes its forward leg before any child reverses.
     public var syncsChildren: Bool
+    /// Set for a `timeline` node: where each child starts (API §10.2).
+    public var layout: TimelineLayout? = nil
 }
 
 /// `sequence`: steps run one after another (MotionMachine `MotionSequence`).

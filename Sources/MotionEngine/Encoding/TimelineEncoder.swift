@@ -61,6 +61,7 @@ public enum TimelineEncoder {
             }
             w.raw("]")
         }
+        if let schedule = timeline.schedule { writeSchedule(schedule, into: &w) }
         if timeline.options.final {
             w.raw(",\"final\":")
             w.value(.object(timeline.document(at: timeline.window.end)))
@@ -114,6 +115,30 @@ public enum TimelineEncoder {
         if let step = event.step {
             w.raw(",\"step\":")
             w.integer(step)
+        }
+        w.raw("}")
+    }
+}
+
+extension TimelineEncoder {
+    /// `"schedule": [{"motion", "start", "end"}]` and `"labels": {name: time}` (API §10.2).
+    static func writeSchedule(_ schedule: Timeline.Schedule, into w: inout JSONWriter) {
+        w.raw(",\"schedule\":[")
+        for (index, node) in schedule.nodes.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.raw("{\"motion\":")
+            w.string(node.motion)
+            w.raw(",\"start\":")
+            w.number(node.start)
+            w.raw(",\"end\":")
+            if let end = node.end { w.number(end) } else { w.raw("null") }
+            w.raw("}")
+        }
+        w.raw("],\"labels\":{")
+        for (index, label) in schedule.labels.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.key(label.name)
+            w.number(label.time)
         }
         w.raw("}")
     }

@@ -16,6 +16,8 @@ public struct Timeline: Sendable {
     public let options: OutputOptions
     /// The document's `target`, as given.
     public let target: JSONObject
+    /// Every node's start and first cycle end, and the labels, when `output.schedule` asks.
+    public var schedule: Schedule? = nil
 
     /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {

@@ -23,6 +23,7 @@ public struct TimelineCompiler: Sendable {
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
                                   horizon: endless ? document.window!.end : .infinity)
         if endless, let window = document.window { scheduler.windowStart = window.start }
+        scheduler.schedule.enabled = document.output.schedule
         let duration = scheduler.run(document.motion)
         try diagnostics.check()
         if let overflow = scheduler.overflow {
@@ -37,9 +38,10 @@ public struct TimelineCompiler: Sendable {
         let events = EventOrder.sorted(scheduler.events, orders: scheduler.eventOrders, causes: scheduler.eventCauses)
             .filter { $0.time >= lower && $0.time <= upper }
 
-        let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
+        var timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
                                 options: document.output, target: document.target)
+        if document.output.schedule { timeline.schedule = scheduler.schedule.output }
         try checkOutputSize(timeline, for: use)
         return timeline
     }
@@ -94,6 +96,7 @@ public struct TimelineCompiler: Sendable {
             endless = header.timing.isEndless || Scheduler.isUndamped(spring)
         case .group(let group):
             let children = group.children.map { checkEndless($0, diagnostics) }
+            if let layout = group.layout { layout.checkNeverStarts(endless: children, diagnostics) }
             endless = children.contains(true)
             if header.timing.repetition == .infinite {
                 endless = true
