@@ -206,6 +206,10 @@ def main():
             fail(f"POST /v1/sessions: Location {headers.get('location')} for id {posted}")
         seen[posted].append(("POST", headers.get("x-instance-id")))
         ids.append(posted)
+        # GET /v1/sessions (one replica's list) passes through as a GET.
+        status, headers, body = request(port, "GET", "/v1/sessions")
+        if status != 200 or "sessions" not in json.loads(body):
+            fail(f"GET /v1/sessions through the proxy: {status} {body[:200]}")
 
         for session in ids:
             watcher, stream = watch(port, session, seen)
