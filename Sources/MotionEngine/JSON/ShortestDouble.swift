@@ -13,7 +13,10 @@
 /// with `description` over millions of doubles (random bit patterns, subnormals, integers,
 /// powers of ten and two, the thresholds, ±0, the extremes) and that each text parses back.
 ///
-/// Cost, measured with callgrind (`make bench-instructions`): see `JSONWriter.number`.
+/// Cost (callgrind, `make bench-instructions`, release): about 270 instructions a call for
+/// `shortest` and 180 for the layout, against about 1,000 for `description` and its `String`
+/// appended; the small document went from 554,107 to 486,416 instructions a request and the
+/// 100-track timeline from 2,428 to 1,756 a sample (figures in `JSONWriter.number`).
 enum ShortestDouble {
     /// The longest text `write` produces: `-2.2250738585072014e-308`.
     static let maxBytes = 24
