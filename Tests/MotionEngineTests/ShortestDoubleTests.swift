@@ -88,6 +88,7 @@ final class ShortestDoubleTests: XCTestCase {
     /// Random doubles of several families, `MOTION_NUMBER_CASES` in all (default 1,000,000).
     func testRandomDoublesMatchDescription() {
         let total = ProcessInfo.processInfo.environment["MOTION_NUMBER_CASES"].flatMap(Int.init) ?? 1_000_000
+        // The engine's deterministic generator (SplitMix64), so a failure names a reproducible case.
         var generator = SplitMix64(seed: 0x5EED_14)
         var w = JSONWriter()
         let families: [(String, (inout SplitMix64) -> Double)] = [
@@ -180,18 +181,5 @@ final class ShortestDoubleTests: XCTestCase {
         XCTAssertEqual(Pow10Table.entry(1).lo, 0xCCCC_CCCC_CCCC_CCCD)
         XCTAssertEqual(Pow10Table.entries.count, 617)
         XCTAssertTrue(Pow10Table.entries.allSatisfy { $0.hi >> 63 == 1 })
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failure names a reproducible case.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
