@@ -132,7 +132,7 @@ final class SpringKeyframeTests: XCTestCase {
         }
         let p = "/motion/properties/0"
         check(#"{"path":"x","keyframes":[0,1,2,3],"durations":[1]}"#, "", "\(p)/durations", 422, "one duration per target")
-        check(#"{"path":"x","keyframes":[0,1,2],"durations":[null,1]}"#, "", "\(p)/durations/0", 400, "only the last may be null")
+        check(#"{"path":"x","keyframes":[0,1,2],"durations":[null,1]}"#, "", "\(p)/durations/0", 422, "only the last duration may be null")
         check(#"{"path":"x","keyframes":[0,1,2],"durations":[0,1]}"#, "", "\(p)/durations/0", 422, "must be positive")
         check(#"{"path":"x","keyframes":[0,1]}"#, #","stopAtTarget":true"#, "/motion/stopAtTarget", 422, "does not combine with keyframes")
         check(#"{"path":"x","to":1,"durations":[1]}"#, "", "\(p)/durations", 422, "only with 'keyframes'")

@@ -182,6 +182,10 @@ extension DocumentDecoder {
                     case .number(let n):
                         diagnostics.invalid(itemPointer, "must be positive and at most \(format(ObjectReader.maximumTime)) s, not \(format(n))")
                         failed = true
+                    case .null:
+                        // A null is a duration's type (the last may be one); where it stands is the problem.
+                        diagnostics.invalid(itemPointer, "only the last duration may be null; this one must be a number of seconds")
+                        failed = true
                     default:
                         diagnostics.malformed(itemPointer, "must be a number of seconds\(index == items.count - 1 ? " or null" : "") (only the last may be null)")
                         failed = true
