@@ -223,7 +223,9 @@ fi
 SERVER_PID=""; SERVER_PORT=""
 start_server() {
   : > "$TMP/server.out"
-  "${SERVER_PIN[@]}" "$SERVER_BIN" --host 127.0.0.1 --port 0 --log-level warning > "$TMP/server.out" 2> "$OUT/server.err" &
+  # Every load client connects from 127.0.0.1: no per-address connection limit here.
+  MOTION_MAX_CONNECTIONS_PER_ADDRESS=0 "${SERVER_PIN[@]}" "$SERVER_BIN" --host 127.0.0.1 --port 0 --log-level warning \
+    > "$TMP/server.out" 2> "$OUT/server.err" &
   SERVER_PID=$!
   STARTED_PIDS+=("$SERVER_PID")
   local i

@@ -8,9 +8,10 @@
  * headers, then chunked NDJSON with the same lines (`{"frame":k,"time":t,"values":{"x":v}}`
  * for a linear 0 -> 320 tween, numbers in their shortest round-trip form; the started and
  * completed events and the end line with the first and last frames), so every frame has the
- * size of motion-server's. Frames are written on one clock of ticks at the request's fps: a
+ * size of motion-server's. Frames are written on one clock of ticks at -f fps (60): a
  * stream starts at the next tick, and at every tick each stream gets its next frame as one
- * chunk written with one `send`. Nothing else happens per frame: no encoder, no suspend or
+ * chunk written with one `send` (when the loop falls behind on a busy machine, the frames of
+ * the ticks it missed go together in one chunk and one send, as motion-server does). Nothing else happens per frame: no encoder, no suspend or
  * resume, no per-stream timer. That is the floor: the kernel's cost of sending the frame
  * plus a loop over the streams.
  *
@@ -39,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_STREAMS = 65536, REQUEST_MAX = 8192, OUT_MAX = 4096 };
+enum { MAX_STREAMS = 65536, REQUEST_MAX = 8192, OUT_MAX = 65536, MAX_BATCH = 64 };
 
 struct stream {
     int fd;
@@ -100,6 +101,14 @@ static void close_stream(int epoll_fd, struct stream *s) {
     active_streams--;
 }
 
+static int epoll_fd;
+
+/* Asks for EPOLLOUT only while bytes wait (else every ACK would wake the loop). */
+static void want_write(struct stream *s, int on) {
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0), .data.fd = s->fd };
+    epoll_ctl(epoll_fd, EPOLL_CTL_MOD, s->fd, &ev);
+}
+
 /* Writes what is queued; returns -1 when the peer is gone. */
 static int flush_out(struct stream *s) {
     while (s->out_len > 0) {
@@ -108,6 +117,7 @@ static int flush_out(struct stream *s) {
         memmove(s->out, s->out + w, s->out_len - (size_t)w);
         s->out_len -= (size_t)w;
     }
+    want_write(s, 0);
     return 0;
 }
 
@@ -125,35 +135,47 @@ static int send_bytes(struct stream *s, const char *data, size_t n) {
     }
     if (n == 0) return 0;
     if (s->out_len + n > sizeof s->out) return -1;  /* a reader this far behind is dropped */
+    if (s->out_len == 0) want_write(s, 1);
     memcpy(s->out + s->out_len, data, n);
     s->out_len += n;
     return 0;
 }
 
-/* One frame as one chunk, the events and the end line with the first and last frames. */
-static int send_frame(struct stream *s, long k) {
-    char line[1024], number[64];
+/* Appends frame k's line (with the started event, or the completed event and the end line,
+ * on the first and last frames) to line; returns its length. */
+static size_t frame_line(const struct stream *s, long k, char *line, size_t size) {
+    char number[64];
     size_t len = 0;
     double t = frame_time(s, k);
     double x = 320.0 * (t / s->duration);
     char value[64];
     shortest(number, sizeof number, t);
     shortest(value, sizeof value, x);
-    len += (size_t)snprintf(line + len, sizeof line - len, "{\"frame\":%ld,\"time\":%s,\"values\":{\"x\":%s}}\n",
+    len += (size_t)snprintf(line + len, size - len, "{\"frame\":%ld,\"time\":%s,\"values\":{\"x\":%s}}\n",
                             k, number, value);
     if (k == 0)
-        len += (size_t)snprintf(line + len, sizeof line - len,
+        len += (size_t)snprintf(line + len, size - len,
                                 "{\"event\":\"started\",\"time\":0,\"frame\":0,\"motion\":\"/motion\"}\n");
-    int last = k == s->frames - 1;
-    if (last) {
+    if (k == s->frames - 1) {
         char d[64];
         shortest(d, sizeof d, s->duration);
-        len += (size_t)snprintf(line + len, sizeof line - len,
+        len += (size_t)snprintf(line + len, size - len,
                                 "{\"event\":\"completed\",\"time\":%s,\"frame\":%ld,\"motion\":\"/motion\"}\n"
                                 "{\"end\":true,\"frames\":%ld,\"duration\":%s}\n", d, k, s->frames, d);
     }
-    char chunk[1200];
-    int n = snprintf(chunk, sizeof chunk, "%zX\r\n%.*s\r\n%s", len, (int)len, line, last ? "0\r\n\r\n" : "");
+    return len;
+}
+
+/* Frames next..last as one chunk (one frame when the loop keeps up; the frames of the ticks
+ * it missed when it falls behind, as motion-server does), with one send. */
+static int send_frames(struct stream *s, long last) {
+    static char lines[MAX_BATCH * 512], chunk[MAX_BATCH * 512 + 32];
+    size_t len = 0;
+    for (long k = s->next; k <= last; k++) len += frame_line(s, k, lines + len, sizeof lines - len);
+    int n = snprintf(chunk, sizeof chunk, "%zX\r\n", len);
+    memcpy(chunk + n, lines, len);
+    n += (int)len;
+    n += snprintf(chunk + n, sizeof chunk - (size_t)n, "\r\n%s", last == s->frames - 1 ? "0\r\n\r\n" : "");
     return send_bytes(s, chunk, (size_t)n);
 }
 
@@ -245,6 +267,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
 
     int ep = epoll_create1(EPOLL_CLOEXEC);
+    epoll_fd = ep;
     struct epoll_event ev = { .events = EPOLLIN, .data.fd = listener };
     epoll_ctl(ep, EPOLL_CTL_ADD, listener, &ev);
     struct epoll_event events[1024];
@@ -273,7 +296,7 @@ int main(int argc, char **argv) {
                     streams[c] = s;
                     if (c > max_fd) max_fd = c;
                     active_streams++;
-                    struct epoll_event cev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.fd = c };
+                    struct epoll_event cev = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = c };
                     epoll_ctl(ep, EPOLL_CTL_ADD, c, &cev);
                 }
                 continue;
@@ -283,6 +306,10 @@ int main(int argc, char **argv) {
             if (events[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) { close_stream(ep, s); continue; }
             if (s->reading && (events[i].events & EPOLLIN)) {
                 if (read_request(s, tick, fps) < 0) { close_stream(ep, s); continue; }
+            } else if (events[i].events & EPOLLIN) {  /* bytes after the request: dropped */
+                char spare[512];
+                ssize_t r = recv(fd, spare, sizeof spare, MSG_DONTWAIT);
+                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) { close_stream(ep, s); continue; }
             }
             if ((events[i].events & EPOLLOUT) && s->out_len > 0) {
                 if (flush_out(s) < 0) { close_stream(ep, s); continue; }
@@ -291,20 +318,24 @@ int main(int argc, char **argv) {
         }
         now = now_ns();
         if (now < origin + (uint64_t)llround((double)tick * tick_ns)) continue;
-        /* A tick: every stream its frame, one send each. */
+        /* The ticks that have come (one when the loop keeps up). */
+        uint64_t current = (uint64_t)((double)(now - origin) / tick_ns);
+        if (current < tick) current = tick;
+        /* Every stream its due frames, one send each. */
         for (int fd = 0; fd <= max_fd && active_streams > 0; fd++) {
             struct stream *s = streams[fd];
-            if (!s || s->reading || s->finished || tick < s->start_tick) continue;
-            long k = (long)(tick - s->start_tick);
-            if (k != s->next) continue;  /* a frame per tick, in order */
-            if (send_frame(s, k) < 0) { close_stream(ep, s); continue; }
-            s->next++;
+            if (!s || s->reading || s->finished || current < s->start_tick) continue;
+            long last = (long)(current - s->start_tick);
+            if (last >= s->frames) last = s->frames - 1;
+            if (last - s->next >= MAX_BATCH) last = s->next + MAX_BATCH - 1;
+            if (last < s->next) continue;
+            if (send_frames(s, last) < 0) { close_stream(ep, s); continue; }
+            s->next = last + 1;
             if (s->next == s->frames) {
                 s->finished = 1;
                 if (s->out_len == 0) close_stream(ep, s);
             }
         }
-        tick++;
-        /* Behind by more than a tick (a stalled machine): serve the ticks late, in order. */
+        tick = current + 1;
     }
 }
