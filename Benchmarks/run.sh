@@ -13,7 +13,8 @@
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
 # profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling http
 # streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
-# full run, Benchmarks/out/RESULTS.quick.md for a quick one).
+# full run of everything, Benchmarks/out/RESULTS.partial.md for a BENCH_ONLY subset,
+# Benchmarks/out/RESULTS.quick.md for a quick one).
 #
 # Servers bind 127.0.0.1 only (motion-server on an ephemeral port, nginx on a free one) and
 # everything started here is stopped on exit. Raw output goes to Benchmarks/out/<date>/.
@@ -37,6 +38,8 @@ else
   STREAM_SECONDS="${BENCH_STREAM_SECONDS:-30}"
   WRK_SECONDS="${BENCH_WRK_SECONDS:-10}"
   RESULTS="${BENCH_RESULTS:-$BENCH/RESULTS.md}"
+  # A subset (BENCH_ONLY) never replaces the recorded results of a full run.
+  [ -n "${BENCH_ONLY:-}" ] && RESULTS="${BENCH_RESULTS:-$BENCH/out/RESULTS.partial.md}"
 fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
