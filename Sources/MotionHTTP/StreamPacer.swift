@@ -24,9 +24,10 @@ import MotionEngine
 /// come within it. It holds its streams weakly: a stream whose client left is freed at
 /// once, and its entry is dropped when its slot comes due or at the next overflow sweep.
 ///
-/// Measured (Benchmarks/run.sh, streams workload, server CPU per delivered frame ÷ the
-/// floor program's, `c/stream_floor.c`, same run; 2 shared cores, medians): see
-/// Benchmarks/README.md, "Streams vs the floor".
+/// Measured (Benchmarks/README.md, "Streams vs the floor"): server CPU per delivered frame
+/// at 500 streams of 60 fps, alternating with the heap and with `c/stream_floor.c` (one
+/// `send` per frame) on a busy 2-core machine, medians of five rounds: heap 19.4 µs, 2.77×
+/// the floor; wheel 10.2 µs, 1.23× the floor (0.53× the heap, round by round).
 final class StreamPacer: @unchecked Sendable {
     private struct Entry {
         var due: UInt64
