@@ -18,6 +18,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // zlib for gzip/deflate answers (Debian's zlib1g-dev; already on every Swift image).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "MotionEngine"),
         // libmicrohttpd's own refusals (400, 413, 414, 431, 505) rewritten as problem+json by
         // interposing the two library functions they go through (library_refusals.c); the
@@ -37,6 +43,7 @@ let package = Package(
                 "MotionEngine",
                 "CMicroHTTPD",
                 "CLibraryRefusals",
+                "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

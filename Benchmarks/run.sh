@@ -11,8 +11,8 @@
 # per delivered frame ÷ the floor's; alone: BENCH_ONLY=streams BENCH_STREAMS="500 1000 2000"
 # BENCH_STREAM_SECONDS=10 BENCH_STREAM_RUNS=3 Benchmarks/run.sh),
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
-# profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling http
-# streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
+# profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling exports
+# http streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
 # full run of everything, Benchmarks/out/RESULTS.partial.md for a BENCH_ONLY subset,
 # Benchmarks/out/RESULTS.quick.md for a quick one).
 #
@@ -44,7 +44,7 @@ fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
 PROFILE="${BENCH_PROFILE:-1}"
-ONLY="${BENCH_ONLY:-kernel timeline scaling http streams}"
+ONLY="${BENCH_ONLY:-kernel timeline scaling exports http streams}"
 SWIFT="${SWIFT:-swift}"
 export BENCH_RUNS="$RUNS"
 [ -n "$QUICK" ] && export BENCH_QUICK=1
@@ -134,7 +134,7 @@ log "build (release)"
 build "$SWIFT" build -c release --product motion-server
 SERVER_BIN="$("$SWIFT" build -c release --product motion-server --show-bin-path)/motion-server"
 BENCH_BIN=""
-if wants kernel || wants timeline || wants scaling; then  # not needed by http and streams alone
+if wants kernel || wants timeline || wants scaling || wants exports; then  # not needed by http and streams alone
   build "$SWIFT" build -c release --package-path "$BENCH" --scratch-path "$BENCH/.build"
   BENCH_BIN="$("$SWIFT" build -c release --package-path "$BENCH" --scratch-path "$BENCH/.build" --show-bin-path)"
 fi
@@ -218,8 +218,14 @@ fi
 
 # --- 5. scaling ------------------------------------------------------------------------------
 if wants scaling; then
-  log "5. scaling: frames, tracks, depth, path size, keyframes"
+  log "5. scaling: frames, tracks, depth, path size, keyframes, stagger size"
   collect scaling "${LOAD_PIN[@]}" "$BENCH_BIN/bench-scaling"
+fi
+
+# --- 6. output formats and keyframe reduction ------------------------------------------------
+if wants exports; then
+  log "6. output formats and keyframe reduction"
+  collect exports "${LOAD_PIN[@]}" "$BENCH_BIN/bench-exports"
 fi
 
 # --- servers -----------------------------------------------------------------------------------

@@ -166,16 +166,45 @@ enabled = false
 mode = "negative"
 allow-extra-parameters = false
 
+# An If-None-Match of `*` (or a tag that matches) is answered 304 for a document that would
+# be a 200 (API §10.5).
+[[operations]]
+include-operation-id = ["computeTimeline", "computeTimelineBatch"]
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "304", "422"]
+
 [[operations]]
 include-operation-id = "createSession"
 
 [operations.phases.coverage]
 enabled = false
 
+# Generated ids repeat, so a PUT may find its id taken (409, answered before the body is
+# read, so also for an invalid body).
+[[operations]]
+include-operation-id = "putSession"
+
+[operations.phases.coverage]
+enabled = false
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "409", "422"]
+
+[operations.checks.negative_data_rejection]
+expected-statuses = ["400", "405", "409", "413", "415", "422"]
+
 # A live session streams for as long as it runs: watchers are checked further below.
 [[operations]]
 include-operation-id = "watchSession"
 enabled = false
+
+# Problem pages exist for the service's problem names only; other names are 404.
+[[operations]]
+include-operation-id = "problemPage"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "404"]
 
 # Ids are random (404) or those of sessions created above, often completed (409) or with
 # a window that rejects the seek (422).

@@ -23,17 +23,21 @@ struct Handlers: Sendable {
 
     func router() -> Router {
         var router = Router()
+        router.cors = configuration.cors
         router.add("POST", "/v1/timelines", timelines)
-        router.add("POST", "/v1/streams", stream)
-        router.add("POST", "/v1/sessions", createSession)
+        router.add("POST", "/v1/timelines/batch", batch)
+        router.add("POST", "/v1/streams", query: ["speed"], stream)
+        router.add("POST", "/v1/sessions", query: ["speed"], createSession)
+        router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
+        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], putSession)
         router.add("DELETE", "/v1/sessions/{id}", deleteSession)
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
         router.add("POST", "/v1/sessions/{id}/retarget", retarget)
         router.add("POST", "/v1/springs", springs)
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
-        router.add("GET", "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
+        router.add("GET", "/healthz") { _ in .json(200, Self.health) }
         router.add("GET", "/readyz", readiness)
         router.add("GET", "/metrics") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render())
@@ -41,7 +45,55 @@ struct Handlers: Sendable {
         router.add("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
         }
+        router.add("GET", "/problems/{name}", problemPage)
         return router
+    }
+
+    /// `GET /healthz`: alive, and which version.
+    static let health = Array("{\"status\":\"ok\",\"version\":\"\(MotionServerVersion.current)\"}\n".utf8)
+
+    func problemPage(_ request: HTTPRequest) -> HTTPResponse {
+        guard let name = request.pathParameters["name"], let page = ProblemPages.page(name) else {
+            return ProblemDetails.notFound(request.path).response
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: ProblemPages.html(page))
+    }
+
+    /// Most sessions one `GET /v1/sessions` page lists, and the default.
+    static let maxSessionPage = 1000
+    static let defaultSessionPage = 100
+
+    /// `GET /v1/sessions?limit=N&after=ID`: the live sessions in id order, a page at a time;
+    /// `next` is the link to the following page (null on the last).
+    func listSessions(_ request: HTTPRequest) -> HTTPResponse {
+        var limit = Self.defaultSessionPage
+        if let text = request.query["limit"] {
+            guard text.utf8.count <= 4, let value = Int(text), (1...Self.maxSessionPage).contains(value) else {
+                let shown = text.count > 32 ? String(text.prefix(32)) + "…" : text
+                return ProblemDetails.badRequest("limit must be an integer from 1 to \(Self.maxSessionPage), not '\(shown)'", parameter: "limit").response
+            }
+            limit = value
+        }
+        let after = request.query["after"]
+        if let after, after.isEmpty || after.utf8.count > 64 {
+            return ProblemDetails.badRequest("after must be a session id (1 to 64 characters)", parameter: "after").response
+        }
+        let (page, more) = sessions.page(after: after, limit: limit)
+        let wall = MonotonicClock.seconds
+        var w = JSONWriter(capacity: 64 + page.count * 96)
+        w.raw("{\"sessions\":[")
+        for (index, session) in page.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            session.writeSummary(atWall: wall, into: &w)
+        }
+        w.raw("],\"next\":")
+        if more, let last = page.last {
+            w.string("/v1/sessions?limit=\(limit)&after=\(last.id)")
+        } else {
+            w.raw("null")
+        }
+        w.raw("}")
+        return .json(200, w.bytes)
     }
 
     var compiler: TimelineCompiler { TimelineCompiler(limits: configuration.limits) }
@@ -58,8 +110,13 @@ struct Handlers: Sendable {
     func timelines(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
-            let timeline = try compiler.compile(request.body)
-            return .json(200, TimelineEncoder.encode(timeline))
+            let json = try DocumentDecoder.parse(request.body)
+            let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
+            let tag = RequestTag.tag(for: json, kind: "timeline")
+            if let answer = Self.notModified(request, tag: tag) { return answer }
+            let (contentType, body) = try TimelineExport.encode(timeline)
+            if contentType == "application/json" { return .json(200, body, headers: [("ETag", tag)]) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", contentType), ("ETag", tag)], body: body)
         } catch {
             return ProblemDetails.from(error).response
         }
@@ -90,11 +147,26 @@ struct Handlers: Sendable {
         case .success(let value): speed = value
         case .failure(let problem): return .failure(problem)
         }
-        do {
-            return .success((try compiler.compile(request.body, for: use), speed))
+        do throws(DocumentError) {
+            let timeline = try compiler.compile(request.body, for: use)
+            if let problem = Self.timelinesOnly(timeline.options) { throw problem }
+            return .success((timeline, speed))
         } catch {
             return .failure(ProblemDetails.from(error))
         }
+    }
+
+    /// Output formats and reduction are for `POST /v1/timelines`: streams and sessions write
+    /// frames (docs/streams-and-sessions.md), so they refuse a document that asks for another format.
+    static func timelinesOnly(_ output: OutputOptions) -> DocumentError? {
+        var problems: [Problem] = []
+        if output.format != .json {
+            problems.append(Problem(pointer: "/output/format", message: "applies to POST /v1/timelines only; streams and sessions write JSON frames", kind: .invalid))
+        }
+        for (field, present) in [("simplify", output.simplify != nil), ("css", output.css != nil), ("lottie", output.lottie != nil)] where present {
+            problems.append(Problem(pointer: "/output/\(field)", message: "applies to POST /v1/timelines only; streams and sessions write every frame", kind: .invalid))
+        }
+        return problems.isEmpty ? nil : DocumentError(problems)
     }
 
     /// `POST /v1/springs`: one spring in any form, answered in every form with its metrics
@@ -120,6 +192,28 @@ struct Handlers: Sendable {
     // MARK: - Sessions
 
     func createSession(_ request: HTTPRequest) -> HTTPResponse {
+        startSession(request, id: nil)
+    }
+
+    /// `PUT /v1/sessions/{id}`: a session under an id the client chose (so that a proxy can
+    /// route by it); 400 naming `id` when it is not 1…64 of `A–Z a–z 0–9 _ -`, 409 when a
+    /// session with that id exists.
+    func putSession(_ request: HTTPRequest) -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        guard SessionRegistry.isValidClientID(id) else {
+            let shown = id.count > 80 ? String(id.prefix(80)) + "…" : id
+            return ProblemDetails.badRequest("the session id must be 1 to 64 characters of A-Z a-z 0-9 _ -, not '\(shown)'",
+                                             parameter: "id").response
+        }
+        if sessions.session(id) != nil { return Self.sessionExists(id).response }
+        return startSession(request, id: id)
+    }
+
+    private static func sessionExists(_ id: String) -> ProblemDetails {
+        .conflict("a session with id '\(id)' already exists; choose another id, or DELETE it first", state: nil)
+    }
+
+    private func startSession(_ request: HTTPRequest, id chosen: String?) -> HTTPResponse {
         let timeline: Timeline, speed: Double
         switch compiledRequest(request, allowZeroSpeed: false, for: .session(backlogFrames: configuration.maxBacklogFrames)) {
         case .success(let compiled): (timeline, speed) = compiled
@@ -128,9 +222,14 @@ struct Handlers: Sendable {
         // The clock starts on the pacer's 60 Hz grid (at most one tick from now), so that the
         // frames of sessions created at different times come due in the same pacer wake.
         let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now())) / 1e9
-        guard let session = sessions.create({ id in
+        let make = { (id: String) in
             LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames)
-        }) else {
+        }
+        let session: LiveSession
+        switch chosen.map({ sessions.create(id: $0, make) }) ?? sessions.create(make).map(SessionRegistry.Creation.created) ?? .full {
+        case .created(let created): session = created
+        case .exists: return Self.sessionExists(chosen ?? "").response
+        case .full:
             return ProblemDetails.unavailable("too many live sessions (max-sessions \(configuration.maxSessions)); delete one or wait for one to expire").response
         }
         return .json(201, session.stateDocument(atWall: wall), headers: [("Location", "/v1/sessions/\(session.id)")])
@@ -191,7 +290,7 @@ struct Handlers: Sendable {
         do {
             try session.apply(command, time: time, atWall: wall)
         } catch {
-            return Self.problem(error, session: session, wall: wall).response
+            return Self.problem(error, pointer: "/command").response
         }
         return .json(200, session.stateDocument(atWall: wall))
     }
@@ -216,7 +315,7 @@ struct Handlers: Sendable {
         do {
             try session.retarget(path: path, to: to, spring: spring, atWall: wall)
         } catch {
-            return Self.problem(error, session: session, wall: wall).response
+            return Self.problem(error, pointer: "/path").response
         }
         return .json(200, session.stateDocument(atWall: wall))
     }
@@ -229,12 +328,15 @@ struct Handlers: Sendable {
         ProblemDetails.sessionNotFound(request.pathParameters["id"] ?? "").response
     }
 
-    private static func problem(_ error: LiveSession.CommandError, session: LiveSession, wall: Double) -> ProblemDetails {
+    /// A refused command or retarget, pointing at the field at fault (`pointer`).
+    private static func problem(_ error: LiveSession.CommandError, pointer: String) -> ProblemDetails {
         switch error {
-        case .conflict(let conflict):
-            return .conflict(conflict.message, state: conflict.state.rawValue)
-        case .invalid(let message):
-            return .invalidBody(status: 422, [Problem(pointer: "", message: message, kind: .invalid)])
+        case .conflict(let conflict, let field):
+            var problem = ProblemDetails.conflict(conflict.message, state: conflict.state.rawValue)
+            problem.errors = [.init(pointer: field.map { "/" + $0 } ?? pointer, parameter: nil, message: conflict.message)]
+            return problem
+        case .invalid(let message, let field):
+            return .invalidBody(status: 422, [Problem(pointer: field.map { "/" + $0 } ?? pointer, message: message, kind: .invalid)])
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import MotionEngine
 
-/// A live, steerable timeline (API §6): a compiled `Timeline` on a `SessionClock`, watched
+/// A live, steerable timeline (docs/streams-and-sessions.md): a compiled `Timeline` on a `SessionClock`, watched
 /// by any number of frame streams.
 ///
 /// Every method takes the session's lock. Watchers keep their own lock and take this one
@@ -57,6 +57,22 @@ final class LiveSession: @unchecked Sendable {
     // MARK: - State
 
     /// The state document: id, state, time, speed, duration, frames, values, retargets.
+    /// The session's entry in `GET /v1/sessions`: id, state, clock time, watchers.
+    func writeSummary(atWall wall: Double, into w: inout JSONWriter) {
+        lock.withLock {
+            clock.settle(atWall: wall)
+            w.raw("{\"id\":")
+            w.string(id)
+            w.raw(",\"state\":")
+            w.string(clock.state(atWall: wall).rawValue)
+            w.raw(",\"time\":")
+            w.number(clock.time(atWall: wall))
+            w.raw(",\"watchers\":")
+            w.integer(streams.count)
+            w.raw("}")
+        }
+    }
+
     func stateDocument(atWall wall: Double) -> [UInt8] {
         lock.withLock {
             clock.settle(atWall: wall)
@@ -112,15 +128,16 @@ final class LiveSession: @unchecked Sendable {
     // MARK: - Commands
 
     enum CommandError: Error {
-        case conflict(SessionClock.Conflict)
-        case invalid(String)
+        case conflict(SessionClock.Conflict, field: String? = nil)
+        /// A 422, with the body field at fault.
+        case invalid(String, field: String?)
     }
 
     /// Applies a command and echoes it to every watcher.
     func apply(_ command: SessionClock.Command, time: Double?, atWall wall: Double) throws(CommandError) {
         let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
             if command == .seek, let time, !(timeline.window.start...timeline.window.end).contains(time) {
-                throw .invalid("time must be within the session's window \(format(timeline.window.start))…\(format(timeline.window.end)), not \(format(time))")
+                throw .invalid("time must be within the session's window \(format(timeline.window.start))…\(format(timeline.window.end)), not \(format(time))", field: "time")
             }
             catchUpWatchers(atWall: wall)
             do throws(SessionClock.Conflict) {
@@ -142,7 +159,7 @@ final class LiveSession: @unchecked Sendable {
         toWake.forEach { $0.wake() }
     }
 
-    /// Redirects a property toward `to` from the current time (API §6 `retarget`).
+    /// Redirects a property toward `to` from the current time (docs/streams-and-sessions.md `retarget`).
     func retarget(path: String, to value: JSON, spring: SpringParameters, atWall wall: Double) throws(CommandError) {
         let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
             clock.settle(atWall: wall)
@@ -162,8 +179,8 @@ final class LiveSession: @unchecked Sendable {
                 timeline = updated
             } catch {
                 switch error.kind {
-                case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message))
-                case .invalid: throw .invalid(error.message)
+                case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message), field: error.field)
+                case .invalid: throw .invalid(error.message, field: error.field)
                 }
             }
             retargets.append((path, value, time))
@@ -266,10 +283,10 @@ final class LiveSession: @unchecked Sendable {
     /// What a watcher writes next at `wall`, how many frames it skipped, and the wall time of
     /// its next frame (nil: only a command or the end can bring more).
     func produce(for watcher: SessionWatcher, format: FrameStreamEncoder.Format, atWall wall: Double, draining: Bool,
-                 into bytes: inout [UInt8]) -> (ended: Bool, sent: Int, dropped: Int, nextWall: Double?) {
+                 into bytes: inout [UInt8]) -> (ended: Bool, sent: Int, dropped: Int, nextWall: Double?, endReason: String?) {
         lock.withLock {
             let key = ObjectIdentifier(watcher)
-            guard var state = watchers[key] else { return (true, 0, 0, nil) }
+            guard var state = watchers[key] else { return (true, 0, 0, nil, "session-deleted") }
             defer { watchers[key] = state }
             clock.settle(atWall: wall)
             let now = clock.time(atWall: wall)
@@ -318,11 +335,12 @@ final class LiveSession: @unchecked Sendable {
                 if draining && !deleted && !finished { w.raw(",\"interrupted\":\"shutdown\"") }
                 w.raw("}")
                 line(format, "end", w.bytes, into: &bytes)
-                return (true, sent, dropped, nil)
+                let reason = deleted ? "session-deleted" : finished ? "session-\(clockState.rawValue)" : "shutdown"
+                return (true, sent, dropped, nil, reason)
             }
             let next = nextGridTime(after: now)
             let nextWall = next.flatMap { clock.wall(atTime: $0) } ?? clock.completionWall
-            return (false, sent, dropped, nextWall)
+            return (false, sent, dropped, nextWall, nil)
         }
     }
 
@@ -438,7 +456,12 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         let result = session.produce(for: self, format: format, atWall: Double(now) / 1e9, draining: draining, into: &bytes)
         metrics.framesSent(result.sent)
         metrics.framesDropped(result.dropped)
-        if result.ended { ended = true }
+        framesSent += result.sent
+        framesDropped += result.dropped
+        if result.ended {
+            ended = true
+            endReason = result.endReason
+        }
         // Clamped: a tiny speed puts the next frame centuries away, beyond UInt64 nanoseconds.
         next = result.nextWall.map { UInt64(min(max(0, $0) * 1e9, 9e18)) }
     }

@@ -10,7 +10,8 @@ struct ServerCommand: ParsableCommand {
         commandName: "motion-server",
         abstract: "Animation timeline service: computes keyframes on a virtual clock and streams live frames.",
         discussion: "Every option can also be set with the environment variable shown in its help (flags win).",
-        subcommands: [SpringsCommand.self]
+        version: MotionServerVersion.current,
+        subcommands: [RenderCommand.self, SpringsCommand.self]
     )
 
     @Option(help: "Address to bind (env MOTION_HOST).")
@@ -33,6 +34,8 @@ struct ServerCommand: ParsableCommand {
     var maxProperties: Int?
     @Option(help: "Largest answer in bytes, estimated before encoding: a whole timeline, one stream frame with its events, one session watcher read (env MOTION_MAX_RESPONSE_BYTES; default 67108864).")
     var maxResponseBytes: Int?
+    @Option(help: "Documents in one /v1/timelines/batch request; their samples together are bounded by --max-samples and their answer by --max-response-bytes (env MOTION_MAX_BATCH_DOCUMENTS; default 100).")
+    var maxBatchDocuments: Int?
     @Option(help: "Simultaneous streams (env MOTION_MAX_STREAMS; default 10000).")
     var maxStreams: Int?
     @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
@@ -61,8 +64,16 @@ struct ServerCommand: ParsableCommand {
     var maxHeldResponseBytes: Int?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
     var drainTimeout: Double?
+    @Option(help: "Browser origins allowed to call the service from another origin: * or origins separated by commas, e.g. https://app.example (env MOTION_CORS_ORIGIN; default none).")
+    var corsOrigin: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env MOTION_LOG_LEVEL; default info).")
     var logLevel: String?
+    @Option(help: "Log format: json (one JSON object a line) or text (env MOTION_LOG_FORMAT; default text).")
+    var logFormat: String?
+    @Option(help: "Append logs to this file instead of standard error (env MOTION_LOG_FILE).")
+    var logFile: String?
+    @Option(help: "This replica's name, sent as X-Instance-Id on every answer and logged: 1…64 of A-Z a-z 0-9 . _ - (env MOTION_INSTANCE_ID; default none).")
+    var instanceId: String?
 
     func validate() throws {
         let config = try resolve()
@@ -73,6 +84,7 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxDepth < 1 { throw ValidationError("--max-depth must be positive") }
         if config.limits.maxEvents < 1 { throw ValidationError("--max-events must be positive") }
         if config.limits.maxProperties < 1 { throw ValidationError("--max-properties must be positive") }
+        if config.maxBatchDocuments < 1 || config.maxBatchDocuments > 100_000 { throw ValidationError("--max-batch-documents must be from 1 to 100000") }
         if config.limits.maxResponseBytes < 1 { throw ValidationError("--max-response-bytes must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
@@ -85,18 +97,34 @@ struct ServerCommand: ParsableCommand {
         if config.maxQueuedComputations < 0 { throw ValidationError("--max-queued-computations must not be negative") }
         if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
         if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
+        if let cors = config.cors, let origin = cors.invalidOrigin {
+            throw ValidationError("--cors-origin: '\(origin)' is not * or an origin such as https://app.example")
+        }
         if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
+        if LineLogHandler.Format(rawValue: resolvedLogFormat()) == nil {
+            throw ValidationError("unknown --log-format '\(resolvedLogFormat())'; expected json or text")
+        }
+        if let id = config.instanceID, !ServerConfiguration.isValidInstanceID(id) {
+            throw ValidationError("--instance-id must be 1…64 characters of A-Z a-z 0-9 . _ -, not '\(id)'")
+        }
     }
 
     func run() throws {
         let config = try resolve()
         let level = Logger.Level(rawValue: resolvedLogLevel()) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let format = LineLogHandler.Format(rawValue: resolvedLogFormat()) ?? .text
+        let output: LogOutput
+        do {
+            output = try resolvedLogFile().map(LogOutput.appending(to:)) ?? .standardError
+        } catch {
+            throw ValidationError("\(error)")
         }
-        let service = MotionService(configuration: config, logger: Logger(label: "motion-server"))
+        LoggingSystem.bootstrap { label in
+            LineLogHandler(label: label, format: format, output: output, level: level)
+        }
+        var logger = Logger(label: "motion-server")
+        if let id = config.instanceID { logger[metadataKey: "instance"] = .string(id) }
+        let service = MotionService(configuration: config, logger: logger)
         do {
             try service.run()
         } catch {
@@ -125,6 +153,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxEvents, "MOTION_MAX_EVENTS") { config.limits.maxEvents = v }
         if let v: Int = try value(maxProperties, "MOTION_MAX_PROPERTIES") { config.limits.maxProperties = v }
         if let v: Int = try value(maxResponseBytes, "MOTION_MAX_RESPONSE_BYTES") { config.limits.maxResponseBytes = v }
+        if let v: Int = try value(maxBatchDocuments, "MOTION_MAX_BATCH_DOCUMENTS") { config.maxBatchDocuments = v }
         if let v: Int = try value(maxStreams, "MOTION_MAX_STREAMS") { config.maxStreams = v }
         if let v: Int = try value(maxSessions, "MOTION_MAX_SESSIONS") { config.maxSessions = v }
         if let v: Int = try value(maxWatchers, "MOTION_MAX_WATCHERS") { config.maxWatchers = v }
@@ -139,15 +168,45 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(computeThreads, "MOTION_COMPUTE_THREADS") { config.computeThreads = v }
         if let v: Int = try value(maxQueuedComputations, "MOTION_MAX_QUEUED_COMPUTATIONS") { config.maxQueuedComputations = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
+        if let v: String = try value(instanceId, "MOTION_INSTANCE_ID") { config.instanceID = v }
+        if let v: String = try value(corsOrigin, "MOTION_CORS_ORIGIN") { config.cors = CORSPolicy(v) }
         return config
     }
 
     private func resolvedLogLevel() -> String {
         logLevel ?? ProcessInfo.processInfo.environment["MOTION_LOG_LEVEL"] ?? "info"
     }
+
+    private func resolvedLogFormat() -> String {
+        logFormat ?? ProcessInfo.processInfo.environment["MOTION_LOG_FORMAT"].flatMap { $0.isEmpty ? nil : $0 } ?? "text"
+    }
+
+    /// nil: standard error (also for an empty value or `-`).
+    private func resolvedLogFile() -> String? {
+        let path = logFile ?? ProcessInfo.processInfo.environment["MOTION_LOG_FILE"] ?? ""
+        return path.isEmpty || path == "-" ? nil : path
+    }
 }
 
 /// The entry point of `motion-server`: parses the command line and runs until a signal.
+///
+/// A bad configuration (an unknown value, a file that cannot be opened, a port in use) is
+/// one line on standard error, `motion-server: …`, and exit status 64 (usage) or 1; `--help`
+/// prints the help.
 public func runMotionServer() {
-    ServerCommand.main()
+    do {
+        var command = try ServerCommand.parseAsRoot()
+        try command.run()
+    } catch {
+        let code = ServerCommand.exitCode(for: error)
+        if code == .success {
+            print(ServerCommand.fullMessage(for: error))
+        } else {
+            let message = ServerCommand.message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            if !message.isEmpty {
+                FileHandle.standardError.write(Data("motion-server: \(message.replacingOccurrences(of: "Error: ", with: ""))\n".utf8))
+            }
+        }
+        exit(code.rawValue)
+    }
 }

@@ -38,7 +38,12 @@ struct SpringsCommand: ParsableCommand {
         let (status, answer) = body.count > Self.maxBodyBytes
             ? (413, ProblemDetails.payloadTooLarge(limit: Self.maxBodyBytes).response.bodyBytes)
             : Handlers.springAnswer(body)
+        guard status == 200 else {
+            // As `render` does: the problem readably on stderr, with its pointers.
+            FileHandle.standardError.write(Data(RenderCommand.describeProblem(answer, source: file, command: "springs").utf8))
+            throw ExitCode.failure
+        }
+        // The endpoint's bytes: JSON answers end with a newline.
         FileHandle.standardOutput.write(Data(answer + [UInt8(ascii: "\n")]))
-        if status != 200 { throw ExitCode.failure }
     }
 }

@@ -24,7 +24,7 @@ final class CompositionTests: XCTestCase {
     }
 
     func testSequentialReversingReplaysStepsAndEndsAtTwenty() throws {
-        // SEMANTICS §8: the replayed steps go 60→60, 60→40, 40→20.
+        // docs/timing-and-events.md: the replayed steps go 60→60, 60→40, 40→20.
         let timeline = try compile(steps(reversing: "sequential"))
         XCTAssertEqual(timeline.duration, 6)
         XCTAssertEqual(timeline.values(of: "x"), [0, 20, 40, 60, 60, 40, 20])

@@ -145,6 +145,15 @@ final class TestServer {
     /// What the server wrote to stdout and stderr so far (for failure messages).
     var output: String { "stdout:\n\(stdout.text)\nstderr:\n\(stderr.text)" }
 
+    /// What the server wrote to stderr so far (its log).
+    var errorOutput: String { stderr.text }
+
+    /// Waits until the server's stderr satisfies `predicate` (at most `timeout`); returns it.
+    @discardableResult
+    func waitForLog(timeout: TimeInterval = 5, _ predicate: (String) -> Bool) -> String {
+        stderr.wait(until: Date(timeIntervalSinceNow: timeout), predicate).text
+    }
+
     var isRunning: Bool { process.isRunning }
 
     /// A new connection to the server.
@@ -332,12 +341,12 @@ class ServerTestCase: XCTestCase {
         (body["errors"]?.array ?? []).map { ($0["pointer"]?.string ?? "<no pointer>", $0["message"]?.string ?? "") }
     }
 
-    /// Asserts the server is alive and answering: GET /healthz → 200 {"status":"ok"}.
+    /// Asserts the server is alive and answering: GET /healthz → 200 {"status":"ok",…}.
     func assertHealthy(_ server: TestServer, file: StaticString = #filePath, line: UInt = #line) {
         do {
             let response = try get(server, "/healthz")
             XCTAssertEqual(response.status, 200, file: file, line: line)
-            XCTAssertEqual(try response.json(), ["status": "ok"], file: file, line: line)
+            XCTAssertEqual(try response.json()["status"], "ok", file: file, line: line)
         } catch {
             XCTFail("GET /healthz failed: \(error)\n\(server.output)", file: file, line: line)
         }

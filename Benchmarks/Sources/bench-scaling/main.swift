@@ -3,9 +3,10 @@
 // Each series varies one thing and measures one `/v1/timelines` computation in-process
 // (decode + compile + sample + encode, `Engine.respond`): frames (one track), tracks
 // (one tween with N properties, 601 frames), nesting depth (groups and sequences
-// alternating around one tween, 601 frames) and, when this build has `path` nodes, path size
-// (segments of SVG data, 601 frames), and keyframes (one tween property, and one spring
-// property with durations, through N keyframes, 601 frames). The growth exponent k of cost ~ size^k is fitted by
+// alternating around one tween, 601 frames), when this build has `path` nodes, path size
+// (segments of SVG data, 601 frames), keyframes (one tween property, and one spring
+// property with durations, through N keyframes, 601 frames), and stagger size (elements of a
+// `*` path staggered on a grid, 601 frames). The growth exponent k of cost ~ size^k is fitted by
 // least squares on log-log, once per run; the figure is the median over the runs.
 // Goals: linear in samples (k ≈ 1 for frames and tracks); nesting, at a fixed sample count,
 // costs no worse than linearly in the nodes it adds (k ≤ 1); path lookup O(log n) per sample
@@ -91,6 +92,16 @@ case .failure(let error):
     say("scaling path (document): skipped: path nodes not supported yet (\(Engine.describe(error)))")
     note("scaling: path (document): skipped: path nodes not supported yet")
 }
+
+// Stagger size: N elements of a 2-column grid expanded from one `*` path, spread over 1 s
+// from the centre, each a 9 s tween: 10 s at 60 fps, N × 601 samples.
+func staggeredGrid(_ elements: Int) -> String {
+    let items = Array(repeating: #"{"o":0}"#, count: elements).joined(separator: ",")
+    let rows = (elements + 1) / 2
+    return #"{"fps":60,"target":{"items":[\#(items)]},"output":{"events":false,"final":false},"motion":{"type":"tween","duration":9,"easing":"cubic.inOut","stagger":{"amount":1,"grid":[\#(rows),2],"from":"center"},"properties":[{"path":"items.*.o","to":1}]}}"#
+}
+series.append(Series(name: "stagger", unit: "elements", sizes: trackSizes, document: staggeredGrid,
+                     samples: { $0 * 601 }, goal: "k ≈ 1 (linear in samples)"))
 
 // Check every document once, and keep the bodies.
 var bodies: [String: [Int: [UInt8]]] = [:]

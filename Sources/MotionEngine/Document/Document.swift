@@ -1,4 +1,4 @@
-/// The timeline document every computing endpoint takes (API §1), decoded and validated.
+/// The timeline document every computing endpoint takes (docs/README.md), decoded and validated.
 public struct TimelineDocument: Sendable {
     /// Sampling rate of the virtual clock, frames per second.
     public var fps: Double
@@ -34,11 +34,31 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
+    /// Adds `schedule` and `labels` to the JSON answer (docs/authoring.md, "Timelines").
+    public var schedule = false
+    /// `output.format` (docs/exports.md); `json` is docs/documents.md.
+    public var format: OutputFormat = .json
+    /// `output.simplify` (docs/exports.md); nil: every frame is written.
+    public var simplify: SimplifyOptions?
+    /// `output.svg` (docs/exports.md).
+    public var svg = SVGOptions()
+    /// `output.css` and `output.lottie` as given (docs/exports.md): read by the encoders of
+    /// those formats, which report their problems under `/output/css` and `/output/lottie`.
+    public var css: JSON?
+    public var lottie: JSON?
 
-    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true) {
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, schedule: Bool = false,
+                format: OutputFormat = .json, simplify: SimplifyOptions? = nil, svg: SVGOptions = SVGOptions(),
+                css: JSON? = nil, lottie: JSON? = nil) {
         self.layout = layout
         self.events = events
         self.final = final
+        self.schedule = schedule
+        self.format = format
+        self.simplify = simplify
+        self.svg = svg
+        self.css = css
+        self.lottie = lottie
     }
 }
 
@@ -48,7 +68,7 @@ public enum Repetition: Sendable, Equatable {
     case infinite
 }
 
-/// Timing fields shared by every node (API §3).
+/// Timing fields shared by every node (docs/README.md).
 public struct NodeTiming: Sendable, Equatable {
     /// Seconds before the node starts; applies once, not per repeat.
     public var delay: Double = 0
@@ -116,6 +136,8 @@ public struct GroupNode: Sendable {
     public var children: [MotionNode]
     /// With `reverses`: every child finishes its forward leg before any child reverses.
     public var syncsChildren: Bool
+    /// Set for a `timeline` node: where each child starts (API §10.2).
+    public var layout: TimelineLayout? = nil
 }
 
 /// `sequence`: steps run one after another (MotionMachine `MotionSequence`).

@@ -5,7 +5,7 @@ public struct DocumentDecoder: Sendable {
     public init(limits: EngineLimits = .default) { self.limits = limits }
 
     /// Node types the contract names that this build does not compute yet.
-    static let nodeTypes = ["tween", "physics", "spring", "decay", "path", "pathPhysics", "group", "sequence"]
+    static let nodeTypes = ["tween", "physics", "spring", "decay", "path", "pathPhysics", "group", "sequence", "timeline"]
 
     /// Parses and decodes a request body.
     public func decode(_ body: [UInt8]) throws(DocumentError) -> TimelineDocument {
@@ -73,13 +73,12 @@ public struct DocumentDecoder: Sendable {
             }
             output.events = reader.bool("events") ?? true
             output.final = reader.bool("final") ?? true
-            for reserved in ["format", "simplify"] where reader.value(reserved) != nil {
-                diagnostics.invalid(reader.pointer(reserved), "output.\(reserved) is reserved for a later version and not supported yet")
-            }
+            output.schedule = reader.bool("schedule") ?? false
+            decodeFormats(reader, into: &output, diagnostics)
             reader.finish()
         }
 
-        var context = NodeContext(specs: specs)
+        var context = NodeContext(specs: specs, target: target)
         var motion: MotionNode?
         if let value = root.value("motion", required: true) {
             motion = decodeNode(value, at: "/motion", depth: 0, &context, diagnostics)
@@ -97,6 +96,8 @@ public struct DocumentDecoder: Sendable {
     struct NodeContext {
         /// The document's `specs` tree, for `timing` names.
         var specs = JSONObject()
+        /// The document's `target`, for wildcard paths.
+        var target = JSONObject()
         /// Pre-order counter.
         var nextOrder = 0
         var propertyCount = 0
@@ -109,22 +110,28 @@ public struct DocumentDecoder: Sendable {
             reader.accept(contentsOf: reader.object.keys)
             return nil
         }
+        for key in ["at", "label"] where reader.has(key) {
+            reader.accept(key)
+            diagnostics.invalid(reader.pointer(key), "'\(key)' applies only to a child of a timeline")
+        }
         switch type {
         case "tween":
-            return decodeTween(reader, &context, diagnostics).map(MotionNode.tween)
+            let stagger = staggerField(reader, diagnostics)
+            return decodeTween(reader, &context, diagnostics).flatMap { authoring(.tween($0), stagger: stagger, &context, diagnostics) }
         case "physics", "spring", "decay":
+            let stagger = staggerField(reader, diagnostics)
             let header = decodeHeader(reader, &context, diagnostics)
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
-            return decodeDynamic(type, header, reader, &context, diagnostics)
+            return decodeDynamic(type, header, reader, &context, diagnostics).flatMap { authoring($0, stagger: stagger, &context, diagnostics) }
         case "path", "pathPhysics":
             let header = decodeHeader(reader, &context, diagnostics)
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
             return decodePathNode(type, header, reader, diagnostics).map(MotionNode.path)
-        case "group", "sequence":
+        case "group", "sequence", "timeline":
             guard depth < limits.maxDepth else {
                 reader.accept(contentsOf: reader.object.keys)
                 diagnostics.invalid(pointer, "groups and sequences nest deeper than \(limits.maxDepth) levels (max-depth)")
@@ -134,10 +141,16 @@ public struct DocumentDecoder: Sendable {
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
-            let key = type == "group" ? "children" : "steps"
+            let key = type == "sequence" ? "steps" : "children"
             var children: [MotionNode] = []
             var complete = true
-            if let items = reader.array(key, required: true) {
+            let stagger = type == "sequence" ? nil : staggerField(reader, diagnostics)
+            var layout: TimelineLayout?
+            if var items = reader.array(key, required: true) {
+                if type == "timeline" {
+                    let pointers = items.indices.map { JSONPointer.appending(reader.pointer(key), $0) }
+                    layout = TimelineLayout.decode(reader, children: &items, pointers: pointers, diagnostics)
+                }
                 if items.isEmpty { diagnostics.invalid(reader.pointer(key), "must hold at least one node") }
                 for (index, item) in items.enumerated() {
                     if let child = decodeNode(item, at: JSONPointer.appending(reader.pointer(key), index), depth: depth + 1, &context, diagnostics) {
@@ -149,10 +162,13 @@ public struct DocumentDecoder: Sendable {
             } else {
                 complete = false
             }
-            if type == "group" {
-                let syncs = reader.bool("syncsChildren") ?? false
+            if type == "group" || type == "timeline" {
+                let syncs = type == "group" ? reader.bool("syncsChildren") ?? false : false
+                if type == "timeline", layout == nil { _ = reader.object("labels") }
                 reader.finish()
-                return complete ? .group(GroupNode(header: header, children: children, syncsChildren: syncs)) : nil
+                guard complete else { return nil }
+                return authoring(.group(GroupNode(header: header, children: children, syncsChildren: syncs, layout: layout)),
+                                 stagger: stagger, &context, diagnostics)
             }
             var mode = SequenceNode.ReversingMode.sequential
             if let text = reader.string("reversingMode") {
@@ -273,7 +289,7 @@ public struct DocumentDecoder: Sendable {
         return path
     }
 
-    /// The physics, spring and decay nodes (API §3.2–3.4).
+    /// The physics, spring and decay nodes (docs/README.md–3.4).
     func decodeDynamic(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ context: inout NodeContext,
                        _ diagnostics: Diagnostics) -> MotionNode? {
         let additiveWeight = decodeAdditive(reader, diagnostics)
@@ -361,7 +377,7 @@ public struct DocumentDecoder: Sendable {
         }
     }
 
-    /// `path` and `pathPhysics` (API §3.5).
+    /// `path` and `pathPhysics` (docs/nodes.md#path-and-pathphysics).
     func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ diagnostics: Diagnostics) -> PathNode? {
         let geometry = reader.value("path", required: true).flatMap { PathElement.decode($0, at: reader.pointer("path"), diagnostics) }
         func propertyPath(_ key: String) -> PropertyPath? {
@@ -454,7 +470,7 @@ public struct DocumentDecoder: Sendable {
         return additive ? weight ?? 1 : nil
     }
 
-    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (API §1.1).
+    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (docs/values.md).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
         case .number(let n):

@@ -1,5 +1,5 @@
-/// A motion-interchange animation trait (API §3.7): timing as data, inline or named in the
-/// document's `specs` tree, mapped onto a tween as SEMANTICS §10 says.
+/// A motion-interchange animation trait (docs/README.md): timing as data, inline or named in the
+/// document's `specs` tree, mapped onto a tween as docs/values.md#motion-specs says.
 public struct MotionSpec: Sendable {
     public enum Curve: Sendable {
         case bezier(CubicBezier)

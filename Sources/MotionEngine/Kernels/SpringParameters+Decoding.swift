@@ -1,5 +1,5 @@
 extension SpringParameters {
-    /// The four ways to give a spring's constants on the wire (API §3.3), each named by its
+    /// The four ways to give a spring's constants on the wire (docs/README.md), each named by its
     /// first field.
     public enum Form: String, Sendable, Equatable, CaseIterable {
         /// `{response, dampingRatio?}`
@@ -37,7 +37,7 @@ extension SpringParameters {
     public static let fieldNames = ["response", "dampingRatio", "stiffness", "damping", "mass",
                                     "duration", "bounce", "tension", "friction"]
 
-    /// Reads whichever parameterisation `reader`'s object holds (API §3.3), recording problems
+    /// Reads whichever parameterisation `reader`'s object holds (docs/README.md), recording problems
     /// with their JSON pointers; nil after a problem or when none is present.
     ///
     /// It reads only the fields of the `allowed` forms (plus `mass` when `stiffness` or

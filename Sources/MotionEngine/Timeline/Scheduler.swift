@@ -1,4 +1,4 @@
-/// Lays the node tree out on absolute time (SEMANTICS §1, §8).
+/// Lays the node tree out on absolute time (docs/timing-and-events.md).
 ///
 /// A small discrete-event simulation: every node start and every hand-off is an action
 /// processed in time order (ties: document order, then causal order), so a property without
@@ -25,7 +25,7 @@ final class Scheduler {
     /// The time of the running action, and the last event in its causal chain (−1 for none).
     private var now = -Double.infinity
     private var context = -1
-    private let diagnostics: Diagnostics
+    let diagnostics: Diagnostics
     private let limits: EngineLimits
     /// Actions after this time are not run (the window end, for motions that never end).
     private let horizon: Double
@@ -34,6 +34,8 @@ final class Scheduler {
     private(set) var overflow: String?
     /// The root's play, for tests that check it is freed (weak: the scheduler owns no play).
     private(set) weak var rootPlay: Play?
+    /// Every node's first start and first cycle end, and the timelines' labels (`output.schedule`).
+    var schedule = ScheduleRecorder()
 
     init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double) {
         self.builder = TrackBuilder(target: target, diagnostics: diagnostics)
@@ -50,7 +52,7 @@ final class Scheduler {
     func run(_ root: MotionNode) -> Double? {
         defer { queue = ActionQueue() }
         var end: Double?
-        play(root, at: 0, part: .full) { time, _ in end = time }
+        play(root, at: 0, part: .full) { time, _ in end = exactTime(time) }
         while overflow == nil, let action = queue.pop() {
             if action.time > horizon + timeEpsilon { break }
             now = action.time
@@ -63,7 +65,7 @@ final class Scheduler {
     // MARK: - Scheduling primitives
 
     /// Runs `body` at `time`; an action at the running action's instant carries its causal chain.
-    private func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
+    func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
         queue.push(time: time, order: order, cause: abs(time - now) < timeEpsilon ? context : -1, body)
     }
 
@@ -82,17 +84,18 @@ final class Scheduler {
         "\(header.pointer) repeats more than \(format(CycleTiming.maxCycleIndex)) times before the window starts, too many to place its events exactly; sample a window nearer its start"
     }
 
-    private func emit(_ kind: TimelineEvent.Kind, _ node: NodeHeader, at time: Double, step: Int? = nil) {
+    func emit(_ kind: TimelineEvent.Kind, _ node: NodeHeader, at time: Double, step: Int? = nil) {
         guard overflow == nil else { return }
         if events.count >= limits.maxEvents {
             overflow = eventsOverflow
             return
         }
         let cause = context >= 0 && abs(events[context].time - time) < timeEpsilon ? context : -1
-        events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
+        events.append(TimelineEvent(time: exactTime(time), kind: kind, motion: node.id, step: step))
         eventOrders.append(node.order)
         eventCauses.append(cause)
         if abs(time - now) < timeEpsilon { context = events.count - 1 }
+        if schedule.enabled { schedule.note(kind, node, at: exactTime(time)) }
     }
 
     private func countPlay() -> Bool {
@@ -131,7 +134,12 @@ final class Scheduler {
         case .tween(let tween): playTween(tween, at: t, play: play, finish: finish)
         case .physics, .spring, .decay: playDynamic(node, at: t, play: play, finish: finish)
         case .path(let path): playPath(path, at: t, play: play, finish: finish)
-        case .group(let group): playGroup(group, at: t, part: part, play: play, finish: finish)
+        case .group(let group):
+            if let layout = group.layout {
+                playTimeline(group, layout, at: t, part: part, play: play, finish: finish)
+            } else {
+                playGroup(group, at: t, part: part, play: play, finish: finish)
+            }
         case .sequence(let sequence): playSequence(sequence, at: t, part: part, play: play, finish: finish)
         }
     }
@@ -169,6 +177,8 @@ final class Scheduler {
                     end = max(end, t + part.duration)
                 }
                 at(end, order: header.order) { finish(end) }
+            case .group(let group) where group.layout != nil:
+                mirror(play, at: t, order: header.order, done: finish)
             case .group:
                 join(play.children.count, at: t, order: header.order, finish) { index, childDone in
                     self.playHomeward(play.children[index], at: t, done: childDone)
@@ -189,7 +199,7 @@ final class Scheduler {
     }
 
     /// Starts `count` things at once and calls `finish` with the last end.
-    private func join(_ count: Int, at t: Double, order: Int, _ finish: @escaping (Double) -> Void,
+    func join(_ count: Int, at t: Double, order: Int, _ finish: @escaping (Double) -> Void,
                       start: (Int, @escaping (Double) -> Void) -> Void) {
         guard count > 0 else { return at(t, order: order) { finish(t) } }
         var remaining = count
@@ -694,6 +704,8 @@ final class Play {
     var homeward: [(track: Int, curve: Curve, duration: Double, blending: TrackBuilder.Blending)] = []
     /// The child plays of the last cycle, in the order they played.
     var children: [Play] = []
+    /// A timeline's children: where each started and ended, seconds from the cycle's start.
+    var spans: [(start: Double, end: Double)] = []
 
     init(node: MotionNode) { self.node = node }
 }

@@ -16,18 +16,14 @@ public struct TimelineCompiler: Sendable {
         let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
         if endless, document.window == nil {
-            let message: String
-            if let spring = Self.undampedSpring(document.motion) {
-                message = "is required: the undamped spring at \(spring) never comes to rest, so say which interval to sample with a window {start, end}"
-            } else {
-                message = "is required: the motion never ends (something repeats forever), so say which interval to sample with a window {start, end}"
-            }
-            throw DocumentError([Problem(pointer: "/window", message: message, kind: .invalid)])
+            let cause = Self.endlessCause(document.motion) ?? "something repeats forever"
+            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (\(cause)), so give a window {start, end} to sample", kind: .invalid)])
         }
 
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
                                   horizon: endless ? document.window!.end : .infinity)
         if endless, let window = document.window { scheduler.windowStart = window.start }
+        scheduler.schedule.enabled = document.output.schedule
         let duration = scheduler.run(document.motion)
         try diagnostics.check()
         if let overflow = scheduler.overflow {
@@ -42,9 +38,11 @@ public struct TimelineCompiler: Sendable {
         let events = EventOrder.sorted(scheduler.events, orders: scheduler.eventOrders, causes: scheduler.eventCauses)
             .filter { $0.time >= lower && $0.time <= upper }
 
-        let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
+        var timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
                                 options: document.output, target: document.target)
+        if document.output.schedule { timeline.schedule = scheduler.schedule.output }
+        timeline.limits = limits
         try checkOutputSize(timeline, for: use)
         return timeline
     }
@@ -64,8 +62,23 @@ public struct TimelineCompiler: Sendable {
         throw DocumentError([Problem(pointer: "", message: message, kind: .invalid)])
     }
 
-    /// Whether the motion never ends; reports steps that could never start and cycles of
-    /// zero length that would repeat forever at one instant.
+    /// Why a motion never ends, for the message asking for a window: the first node in
+    /// document order that repeats forever or is an undamped spring.
+    static func endlessCause(_ node: MotionNode) -> String? {
+        let header = node.header
+        if header.timing.isEndless { return "\(header.pointer) repeats forever" }
+        switch node {
+        case .spring(let spring) where Scheduler.isUndamped(spring):
+            return "the spring at \(header.pointer) is undamped and never comes to rest"
+        case .group(let group):
+            return group.children.lazy.compactMap(endlessCause).first
+        case .sequence(let sequence):
+            return sequence.steps.lazy.compactMap(endlessCause).first
+        default:
+            return nil
+        }
+    }
+
     static func checkEndless(_ node: MotionNode, _ diagnostics: Diagnostics) -> Bool {
         let header = node.header
         var endless = false
@@ -84,6 +97,7 @@ public struct TimelineCompiler: Sendable {
             endless = header.timing.isEndless || Scheduler.isUndamped(spring)
         case .group(let group):
             let children = group.children.map { checkEndless($0, diagnostics) }
+            if let layout = group.layout { layout.checkNeverStarts(endless: children, diagnostics) }
             endless = children.contains(true)
             if header.timing.repetition == .infinite {
                 endless = true
@@ -110,16 +124,6 @@ public struct TimelineCompiler: Sendable {
         return endless
     }
 
-    /// The pointer of the first undamped spring node (which never rests), if any.
-    static func undampedSpring(_ node: MotionNode) -> String? {
-        switch node {
-        case .spring(let spring): return Scheduler.isUndamped(spring) ? spring.header.pointer : nil
-        case .group(let group): return group.children.lazy.compactMap(undampedSpring).first
-        case .sequence(let sequence): return sequence.steps.lazy.compactMap(undampedSpring).first
-        default: return nil
-        }
-    }
-
     /// Whether a node certainly takes time (some tween in it has a positive duration or delay).
     static func hasLength(_ node: MotionNode) -> Bool {
         switch node {
@@ -139,7 +143,7 @@ public struct TimelineCompiler: Sendable {
         }
     }
 
-    /// Frames in the window by the API §4 rule, checked against the sample limit before
+    /// Frames in the window by the docs/documents.md rule, checked against the sample limit before
     /// anything is allocated.
     func countFrames(window: TimeWindow, fps: Double, tracks: Int) throws(DocumentError) -> Int {
         let estimate = (window.end - window.start) * fps + 2

@@ -91,7 +91,7 @@ struct TrackBuilder {
         }
     }
 
-    /// SEMANTICS §8: an additive motion's `from` is rebased onto the weighted end of the
+    /// docs/timing-and-events.md: an additive motion's `from` is rebased onto the weighted end of the
     /// additive motion that started before it on the same track.
     func rebase(_ leaf: Leaf, _ blending: Blending) -> Double {
         guard blending.additiveWeight != nil, let previous = lastAdditive[leaf.track] else { return leaf.from }
