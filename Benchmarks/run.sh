@@ -7,10 +7,14 @@
 #
 # Knobs (environment): BENCH_RUNS (runs per figure; 5, quick 3), BENCH_STREAMS ("1000 2000 5000";
 # quick "100 200 500"), BENCH_STREAM_SECONDS (30; quick 5), BENCH_STREAM_RUNS (BENCH_RUNS),
+# (the streams workload alternates motion-server with c/stream_floor.c and prints server CPU
+# per delivered frame ÷ the floor's; alone: BENCH_ONLY=streams BENCH_STREAMS="500 1000 2000"
+# BENCH_STREAM_SECONDS=10 BENCH_STREAM_RUNS=3 Benchmarks/run.sh),
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
 # profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling exports
 # http streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
-# full run, Benchmarks/out/RESULTS.quick.md for a quick one).
+# full run of everything, Benchmarks/out/RESULTS.partial.md for a BENCH_ONLY subset,
+# Benchmarks/out/RESULTS.quick.md for a quick one).
 #
 # Servers bind 127.0.0.1 only (motion-server on an ephemeral port, nginx on a free one) and
 # everything started here is stopped on exit. Raw output goes to Benchmarks/out/<date>/.
@@ -34,6 +38,8 @@ else
   STREAM_SECONDS="${BENCH_STREAM_SECONDS:-30}"
   WRK_SECONDS="${BENCH_WRK_SECONDS:-10}"
   RESULTS="${BENCH_RESULTS:-$BENCH/RESULTS.md}"
+  # A subset (BENCH_ONLY) never replaces the recorded results of a full run.
+  [ -n "${BENCH_ONLY:-}" ] && RESULTS="${BENCH_RESULTS:-$BENCH/out/RESULTS.partial.md}"
 fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
@@ -127,10 +133,14 @@ build() {
 log "build (release)"
 build "$SWIFT" build -c release --product motion-server
 SERVER_BIN="$("$SWIFT" build -c release --product motion-server --show-bin-path)/motion-server"
-build "$SWIFT" build -c release --package-path "$BENCH" --scratch-path "$BENCH/.build"
-BENCH_BIN="$("$SWIFT" build -c release --package-path "$BENCH" --scratch-path "$BENCH/.build" --show-bin-path)"
+BENCH_BIN=""
+if wants kernel || wants timeline || wants scaling || wants exports; then  # not needed by http and streams alone
+  build "$SWIFT" build -c release --package-path "$BENCH" --scratch-path "$BENCH/.build"
+  BENCH_BIN="$("$SWIFT" build -c release --package-path "$BENCH" --scratch-path "$BENCH/.build" --show-bin-path)"
+fi
 gcc -O2 -o "$OUT/bin/spring_kernel" "$BENCH/c/spring_kernel.c" -lm
 gcc -O2 -o "$OUT/bin/stream_load" "$BENCH/c/stream_load.c" -lm
+gcc -O2 -o "$OUT/bin/stream_floor" "$BENCH/c/stream_floor.c" -lm
 echo "motion-server: $SERVER_BIN"
 echo "benchmarks: $BENCH_BIN"
 
@@ -222,7 +232,9 @@ fi
 SERVER_PID=""; SERVER_PORT=""
 start_server() {
   : > "$TMP/server.out"
-  "${SERVER_PIN[@]}" "$SERVER_BIN" --host 127.0.0.1 --port 0 --log-level warning > "$TMP/server.out" 2> "$OUT/server.err" &
+  # Every load client connects from 127.0.0.1: no per-address connection limit here.
+  MOTION_MAX_CONNECTIONS_PER_ADDRESS=0 "${SERVER_PIN[@]}" "$SERVER_BIN" --host 127.0.0.1 --port 0 --log-level warning \
+    > "$TMP/server.out" 2> "$OUT/server.err" &
   SERVER_PID=$!
   STARTED_PIDS+=("$SERVER_PID")
   local i
@@ -368,19 +380,50 @@ fi
 
 # --- 4. live streams -----------------------------------------------------------------------------
 if wants streams; then
-  log "4. live streams at $STREAM_LEVELS concurrent (60 fps, ${STREAM_SECONDS} s, $STREAM_RUNS runs each)"
+  log "4. live streams at $STREAM_LEVELS concurrent (60 fps, ${STREAM_SECONDS} s, $STREAM_RUNS runs each), alternating with the floor"
   start_server
+  # The floor (c/stream_floor.c): the same frames, one send per frame per stream per tick,
+  # on the server's CPUs; measured by the same client, alternating with motion-server.
+  "${SERVER_PIN[@]}" "$OUT/bin/stream_floor" -h 127.0.0.1 -p 0 > "$TMP/floor.out" 2> "$OUT/floor.err" &
+  FLOOR_PID=$!
+  STARTED_PIDS+=("$FLOOR_PID")
+  FLOOR_PORT=""
+  for i in $(seq 1 50); do
+    FLOOR_PORT="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$TMP/floor.out" 2>/dev/null | head -1 | sed 's/.*://')" || true
+    [ -n "$FLOOR_PORT" ] && break
+    sleep 0.1
+  done
+  [ -n "$FLOOR_PORT" ] || { echo "stream_floor did not print its address" >&2; cat "$OUT/floor.err" >&2; exit 1; }
+  echo "stream_floor pid $FLOOR_PID on 127.0.0.1:$FLOOR_PORT (CPUs $SERVER_CPUS)"
+  stream_run() {  # stream_run <key> <port> <pid> <level> <label>
+    "${LOAD_PIN[@]}" "$OUT/bin/stream_load" -p "$2" -n "$4" -d "$STREAM_SECONDS" -s "$3" \
+      -k "$1" > "$TMP/stream.txt" 2>&1 || { cat "$TMP/stream.txt" >&2; exit 1; }
+    cat "$TMP/stream.txt" >> "$OUT/streams.log"
+    grep '^SAMPLE ' "$TMP/stream.txt" >> "$SAMPLES"
+    echo "  $5: $(grep -v '^SAMPLE ' "$TMP/stream.txt")"
+    sleep 2   # let the server close the last connections
+  }
   for level in $STREAM_LEVELS; do
     for run in $(seq 1 "$STREAM_RUNS"); do
-      "${LOAD_PIN[@]}" "$OUT/bin/stream_load" -p "$SERVER_PORT" -n "$level" -d "$STREAM_SECONDS" -s "$SERVER_PID" \
-        -k "stream.$level" > "$TMP/stream.txt" 2>&1 || { cat "$TMP/stream.txt" >&2; exit 1; }
-      cat "$TMP/stream.txt" >> "$OUT/streams.log"
-      grep '^SAMPLE ' "$TMP/stream.txt" >> "$SAMPLES"
-      echo "  run $run: $(grep -v '^SAMPLE ' "$TMP/stream.txt")"
-      sleep 2   # let the server close the last connections
+      stream_run "stream.$level" "$SERVER_PORT" "$SERVER_PID" "$level" "run $run, motion-server"
       check_server "stream run $run at $level streams"
+      stream_run "floor.$level" "$FLOOR_PORT" "$FLOOR_PID" "$level" "run $run, floor"
     done
+    # Server CPU per delivered frame, motion-server ÷ the floor (medians of the runs above).
+    grep -hE "^SAMPLE (stream|floor)\.$level " "$SAMPLES" | python3 -c '
+import re, statistics, sys
+per = {"stream": [], "floor": []}
+for line in sys.stdin:
+    m = re.match(r"SAMPLE (stream|floor)\.\d+ .*server_cpu_us_per_frame=([0-9.]+)", line)
+    if m: per[m.group(1)].append(float(m.group(2)))
+if per["stream"] and per["floor"]:
+    s, f = statistics.median(per["stream"]), statistics.median(per["floor"])
+    print(f"  {sys.argv[1]} streams: server CPU per frame {s:.2f} us, floor {f:.2f} us: {s / f:.2f}x the floor (goal <= 2.0)")
+' "$level"
   done
+  kill "$FLOOR_PID" 2>/dev/null || true
+  wait "$FLOOR_PID" 2>/dev/null || true
+  forget "$FLOOR_PID"
   if [ -n "$HAVE_PERF" ]; then
     top_level="${STREAM_LEVELS##* }"
     echo "profiling motion-server with $top_level streams"

@@ -15,7 +15,7 @@
  * stream, within DURATION + GRACE of the stream's request), p50/p99/max lateness, the
  * share of frames later than one frame interval, time to first frame, the server's CPU
  * (utime + stime from /proc/PID/stat over the steady part, when every stream is open and
- * none has ended) and RSS (VmRSS from /proc/PID/status, sampled every 250 ms, peak), and
+ * none has ended; also per frame received over that part) and RSS (VmRSS from /proc/PID/status, sampled every 250 ms, peak), and
  * the client's own CPU (so a saturated client is visible). One `SAMPLE` line for run.sh,
  * then a human summary.
  *
@@ -67,6 +67,9 @@ static uint64_t now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* Frames received so far, all streams (for the server's CPU per frame). */
+static uint64_t frames_received;
 
 static int compare_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -141,6 +144,7 @@ static void handle_line(struct stream *s, uint64_t arrival, uint64_t run_start) 
             if (!s->offsets) { perror("realloc"); exit(1); }
         }
         s->offsets[s->frames++] = (int64_t)(arrival - run_start) - (int64_t)llround(time * 1e9);
+        frames_received++;
         if (s->first_frame_ns == 0) s->first_frame_ns = arrival;
     } else if (strncmp(s->line, "{\"end\":true", 11) == 0) {
         s->ended = 1;
@@ -289,6 +293,7 @@ int main(int argc, char **argv) {
     static uint64_t sample_time[MAX_SAMPLES];
     static unsigned long long sample_ticks[MAX_SAMPLES];
     static int sample_steady[MAX_SAMPLES];
+    static uint64_t sample_frames[MAX_SAMPLES];
     int samples = 0;
     long ended_count = 0;
     uint64_t deadline_all = 0;
@@ -328,6 +333,7 @@ int main(int argc, char **argv) {
             if (samples < MAX_SAMPLES && read_cpu_ticks(server_pid, &ticks) == 0) {
                 sample_time[samples] = now;
                 sample_ticks[samples] = ticks;
+                sample_frames[samples] = frames_received;
                 sample_steady[samples] = (opened == streams && streaming == streams - connect_errors - http_errors && ended_count == 0);
                 samples++;
             }
@@ -436,7 +442,7 @@ int main(int argc, char **argv) {
     double delivered = (double)total_frames;
 
     /* Server CPU over the steady part (or the whole run when it was too short). */
-    double cpu_pct = NAN, cpu_all_pct = NAN;
+    double cpu_pct = NAN, cpu_all_pct = NAN, cpu_us_per_frame = NAN;
     if (samples >= 2) {
         cpu_all_pct = (double)(sample_ticks[samples - 1] - sample_ticks[0]) / (double)ticks_per_s
                       / ((double)(sample_time[samples - 1] - sample_time[0]) / 1e9) * 100;
@@ -445,6 +451,11 @@ int main(int argc, char **argv) {
         if (a >= 0 && b > a && sample_time[b] - sample_time[a] >= 1000000000ull) {
             cpu_pct = (double)(sample_ticks[b] - sample_ticks[a]) / (double)ticks_per_s
                       / ((double)(sample_time[b] - sample_time[a]) / 1e9) * 100;
+            /* Server CPU per frame received over the same part: a server that falls behind
+             * (fewer frames a second) is not flattered by it. */
+            if (sample_frames[b] > sample_frames[a])
+                cpu_us_per_frame = (double)(sample_ticks[b] - sample_ticks[a]) / (double)ticks_per_s * 1e6
+                                   / (double)(sample_frames[b] - sample_frames[a]);
         } else {
             cpu_pct = cpu_all_pct;
         }
@@ -457,15 +468,15 @@ int main(int argc, char **argv) {
 
     printf("SAMPLE %s delivered_ratio=%.17g delivered=%.0f due=%.0f p50_ms=%.6f p99_ms=%.6f p999_ms=%.6f max_ms=%.6f "
            "late_ratio=%.17g ttff_p50_ms=%.6f ttff_p99_ms=%.6f server_cpu_pct=%.3f server_cpu_all_pct=%.3f "
-           "server_rss_mb=%.3f client_cpu_pct=%.3f connect_errors=%ld http_errors=%ld dropped=%ld streams=%ld\n",
+           "server_cpu_us_per_frame=%.4f server_rss_mb=%.3f client_cpu_pct=%.3f connect_errors=%ld http_errors=%ld dropped=%ld streams=%ld\n",
            key, due > 0 ? delivered / due : 0, delivered, due, p50, p99, p999, lmax,
            m ? (double)late_frames / (double)m : 0, ttfb50, ttfb99, cpu_pct, cpu_all_pct,
-           (double)peak_rss_kb / 1024.0, client_cpu, connect_errors, http_errors, dropped, streams);
+           cpu_us_per_frame, (double)peak_rss_kb / 1024.0, client_cpu, connect_errors, http_errors, dropped, streams);
     printf("%ld streams x %ld frames at %g fps: delivered %.0f of %.0f (%.4f%%); lateness p50 %.3f ms, p99 %.3f ms, "
            "p99.9 %.3f ms, max %.3f ms; %.4f%% later than one frame; first frame p50 %.1f ms, p99 %.1f ms; "
-           "server CPU %.1f%% (steady), RSS peak %.1f MB; client CPU %.1f%%; errors: %ld connect, %ld http, %ld dropped mid-stream\n",
+           "server CPU %.1f%% (steady), %.2f us a frame, RSS peak %.1f MB; client CPU %.1f%%; errors: %ld connect, %ld http, %ld dropped mid-stream\n",
            streams, per_stream, fps, delivered, due, due > 0 ? 100 * delivered / due : 0, p50, p99, p999, lmax,
-           m ? 100.0 * (double)late_frames / (double)m : 0, ttfb50, ttfb99, cpu_pct, (double)peak_rss_kb / 1024.0,
+           m ? 100.0 * (double)late_frames / (double)m : 0, ttfb50, ttfb99, cpu_pct, cpu_us_per_frame, (double)peak_rss_kb / 1024.0,
            client_cpu, connect_errors, http_errors, dropped);
     fflush(stdout);
     (void)active;

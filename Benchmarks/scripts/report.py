@@ -278,6 +278,12 @@ def main():
         if p99:
             goals.append((f"4. streams ({level})", "p99 lateness < 16.7 ms", f"{p99.median:.2f} ms ({p99.median / 16.7:.2f}× a frame)",
                           verdict(p99.median < 16.7, "" if p99.median < 16.7 else f"{p99.median / 16.7:.1f}× the bound")))
+        mine, floor = stat(samples, key, "server_cpu_us_per_frame"), stat(samples, f"floor.{level}", "server_cpu_us_per_frame")
+        if mine and floor:
+            ratio = mine.median / floor.median
+            goals.append((f"4. streams ({level})", "server CPU per frame ÷ the floor's ≤ 2.0",
+                          f"{ratio:.2f}× ({mine.median:.2f} µs ÷ {floor.median:.2f} µs)",
+                          verdict(ratio <= 2.0, "" if ratio <= 2.0 else f"{ratio / 2.0:.2f}× the bound")))
         if level == top:
             goals.append((f"4. streams ({level})", "server RSS < 300 MB", f"{rss.median:.0f} MB (max {rss.max:.0f})", verdict(rss.median < 300, "")))
     if stream_levels and 5000 not in stream_levels:
@@ -435,6 +441,18 @@ def main():
             out.append(f"| {level} | {spread(s('delivered_ratio'), digits=5)} | {spread(s('p50_ms'))} | {spread(s('p99_ms'))} | "
                        f"{spread(late, 100)} % | {spread(s('ttff_p99_ms'))} | {spread(s('server_cpu_pct'))} | {spread(s('server_rss_mb'))} | "
                        f"{spread(s('client_cpu_pct'))} |")
+        if any(stat(samples, f"floor.{lv}", "server_cpu_us_per_frame") for lv in stream_levels):
+            out.append("")
+            out.append("Server CPU per delivered frame against the floor (`c/stream_floor.c`: the same frames, one `send` per "
+                       "frame per stream per tick, on the server's CPUs), measured by the same client in alternating runs:")
+            out.append("")
+            out.append("| streams | motion-server µs / frame | floor µs / frame | ratio (goal ≤ 2.0) |")
+            out.append("|---|---|---|---|")
+            for level in stream_levels:
+                mine = stat(samples, f"stream.{level}", "server_cpu_us_per_frame")
+                floor = stat(samples, f"floor.{level}", "server_cpu_us_per_frame")
+                if mine and floor:
+                    out.append(f"| {level} | {spread(mine)} | {spread(floor)} | {mine.median / floor.median:.2f} |")
         def worst(level, metric):
             v = stat(samples, f"stream.{level}", metric)
             return v.max if v else 0

@@ -21,7 +21,9 @@ final class FrameStream: PacedStream, @unchecked Sendable {
     }
 
     override func fill(now: UInt64, into bytes: inout [UInt8]) {
-        if startNanos == nil { startNanos = now }
+        // Paced streams start on the pacer's 60 Hz grid (at most one tick from now), so that
+        // the frames of streams started at different times come due in the same wake.
+        if startNanos == nil { startNanos = speed == 0 ? now : StreamPacer.gridTick(atOrAfter: now) }
         if draining {
             encoder.writeEnd(into: &bytes, interrupted: "shutdown")
             ended = true

@@ -219,7 +219,9 @@ struct Handlers: Sendable {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
         }
-        let wall = MonotonicClock.seconds
+        // The clock starts on the pacer's 60 Hz grid (at most one tick from now), so that the
+        // frames of sessions created at different times come due in the same pacer wake.
+        let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now())) / 1e9
         let make = { (id: String) in
             LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames)
         }

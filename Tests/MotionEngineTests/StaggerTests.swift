@@ -64,7 +64,7 @@ final class StaggerTests: XCTestCase {
 
     func testSplitMix64MatchesTheReferenceSequence() {
         // The published SplitMix64 outputs for seed 1234567.
-        var generator = SplitMix64(seed: 1_234_567)
+        var generator = MotionEngine.SplitMix64(seed: 1_234_567)
         XCTAssertEqual([generator.next(), generator.next(), generator.next()],
                        [6_457_827_717_110_365_317, 3_203_168_211_198_807_973, 9_817_491_932_198_370_423])
     }
@@ -72,9 +72,9 @@ final class StaggerTests: XCTestCase {
     func testRandomIsASeededPermutationOfTheFirstOffsets() throws {
         // Fisher–Yates over SplitMix64 (computed independently from the algorithm's definition):
         // seed 7 → [7, 4, 6, 1, 2, 5, 0, 3], seed 8 → [3, 5, 1, 0, 2, 6, 7, 4].
-        XCTAssertEqual(SplitMix64.permutation(count: 8, seed: 7), [7, 4, 6, 1, 2, 5, 0, 3])
-        XCTAssertEqual(SplitMix64.permutation(count: 8, seed: 8), [3, 5, 1, 0, 2, 6, 7, 4])
-        XCTAssertEqual(SplitMix64.permutation(count: 10, seed: 0), [4, 9, 2, 5, 1, 7, 6, 0, 3, 8])
+        XCTAssertEqual(MotionEngine.SplitMix64.permutation(count: 8, seed: 7), [7, 4, 6, 1, 2, 5, 0, 3])
+        XCTAssertEqual(MotionEngine.SplitMix64.permutation(count: 8, seed: 8), [3, 5, 1, 0, 2, 6, 7, 4])
+        XCTAssertEqual(MotionEngine.SplitMix64.permutation(count: 10, seed: 0), [4, 9, 2, 5, 1, 7, 6, 0, 3, 8])
         assertClose(try starts(#"{"each":0.25,"from":"random","seed":7}"#, count: 8), [7, 4, 6, 1, 2, 5, 0, 3].map { 0.25 * Double($0) })
         assertClose(try starts(#"{"each":0.25,"from":"random","seed":8}"#, count: 8), [3, 5, 1, 0, 2, 6, 7, 4].map { 0.25 * Double($0) })
         assertClose(try starts(#"{"each":0.25,"from":"random"}"#, count: 10), [4, 9, 2, 5, 1, 7, 6, 0, 3, 8].map { 0.25 * Double($0) })
