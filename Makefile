@@ -44,11 +44,13 @@ deps:
 deps-test:
 	@scripts/install-deps.sh --test
 
-deps-python: $(PYTHON)
-$(PYTHON): scripts/requirements-dev.txt
+# A stamp file, not .venv/bin/python: that is a symlink, and make would compare (and touch)
+# the interpreter it points to.
+deps-python: $(VENV)/.installed
+$(VENV)/.installed: scripts/requirements-dev.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-dev.txt
-	touch $(PYTHON)
+	touch $@
 
 build: deps
 	$(SWIFT) build
