@@ -226,6 +226,7 @@ final class HTTPDaemon: @unchecked Sendable {
     private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer,
                         prepared: HeldBody? = nil) -> MHD_Result {
         var response = response.tagged(requestID: context.requestID)
+            .withCORS(origin: router.cors == nil ? nil : Self.header(connection, "Origin"), cors: router.cors)
         if let instance = configuration.instanceID { response.headers.append(("X-Instance-Id", instance)) }
         if case .stream(let stream) = response.body {
             stream.onClosed = { [logger, id = context.requestID] summary in

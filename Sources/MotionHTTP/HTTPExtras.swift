@@ -141,11 +141,19 @@ extension HTTPResponse {
                 }
             }
         }
-        if let cors, let allowed = cors.allowedOrigin(request.origin) {
-            response.headers.append(("Access-Control-Allow-Origin", allowed))
-            response.headers.append(("Access-Control-Expose-Headers", CORSPolicy.exposedHeaders))
-            if allowed != "*" { response.headers.append(("Vary", "Origin")) }
-        }
+        return response.withCORS(origin: request.origin, cors: cors)
+    }
+
+    /// This answer with the CORS headers for a request from `origin`, when `cors` allows that
+    /// origin and they are not there yet. Answers made before routing (a 413 announced by
+    /// `Content-Length`, a 503 when every compute thread is busy) get them this way too, so
+    /// that a browser sees the problem rather than a CORS failure.
+    func withCORS(origin: String?, cors: CORSPolicy?) -> HTTPResponse {
+        guard let cors, let allowed = cors.allowedOrigin(origin), header("Access-Control-Allow-Origin") == nil else { return self }
+        var response = self
+        response.headers.append(("Access-Control-Allow-Origin", allowed))
+        response.headers.append(("Access-Control-Expose-Headers", CORSPolicy.exposedHeaders))
+        if allowed != "*" { response.headers.append(("Vary", "Origin")) }
         return response
     }
 

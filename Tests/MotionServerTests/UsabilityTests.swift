@@ -56,6 +56,13 @@ final class UsabilityTests: ServerTestCase {
         let problem = try post(server, "/v1/timelines", "{", headers: [("Origin", "https://app.example")])
         XCTAssertEqual(problem.status, 400)
         XCTAssertEqual(problem.header("Access-Control-Allow-Origin"), "https://app.example")
+        // And answers made before routing: a body announced over the limit is refused at its head.
+        let client = try server.client()
+        try client.send("POST /v1/timelines HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n")
+        let early = try client.readResponse()
+        XCTAssertEqual(early.status, 413)
+        XCTAssertEqual(early.header("Access-Control-Allow-Origin"), "https://app.example")
+        XCTAssertEqual(early.headerValues("Access-Control-Allow-Origin").count, 1, "once")
 
         // Another origin gets no CORS headers (the browser then refuses the answer).
         let stranger = try send(server, "OPTIONS", "/v1/timelines", headers: [
