@@ -10,6 +10,7 @@ struct Handlers: Sendable {
     let metrics: ServiceMetrics
     let easingCatalogue: [UInt8]
     let openAPIDocument: [UInt8]
+    let playground: PlaygroundAssets
 
     init(configuration: ServerConfiguration, state: ServiceState, streams: StreamRegistry, sessions: SessionRegistry, metrics: ServiceMetrics) {
         self.configuration = configuration
@@ -19,6 +20,7 @@ struct Handlers: Sendable {
         self.metrics = metrics
         self.easingCatalogue = Easing.catalogue.serialized
         self.openAPIDocument = PackageResources.openapi_yaml
+        self.playground = PlaygroundAssets()
     }
 
     func router() -> Router {
@@ -40,6 +42,8 @@ struct Handlers: Sendable {
         router.add("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
         }
+        router.add("GET", "/") { _ in playground.pageResponse() }
+        router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
         return router
     }
 

@@ -15,7 +15,9 @@ struct Router: Sendable {
         if let index = routes.firstIndex(where: { $0.pattern == pattern }) {
             routes[index].methods.append((method, handler))
         } else {
-            routes.append(Route(pattern: pattern, segments: pattern.split(separator: "/"), methods: [(method, handler)]))
+            // "/" is the one pattern with an empty segment: the root.
+            let segments = pattern == "/" ? [""] : pattern.split(separator: "/")
+            routes.append(Route(pattern: pattern, segments: segments, methods: [(method, handler)]))
         }
     }
 

@@ -1,0 +1,1287 @@
+// MotionServer Playground: edit a timeline document, see its tracks, play it, steer a live
+// session, design a spring and copy any export. Plain JavaScript, no dependencies; every
+// request goes to the service that served this page.
+"use strict";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const $ = (id) => document.getElementById(id);
+const LINE_HEIGHT = 20;      // px, must match .editor textarea in playground.css
+const EDITOR_PAD = 10;       // px, textarea padding-top
+const PALETTE = ["#7aa2f7", "#f7b32b", "#3ecf8e", "#ff6f91", "#b48ead", "#4fd1c5", "#ff9e64",
+                 "#c0caf5", "#9ece6a", "#e0af68", "#f7768e", "#73daca"];
+const CHANNEL_COLOURS = { red: "#ff6b6b", green: "#51cf66", blue: "#5c9cff", alpha: "#adb5bd" };
+const EXPORT_FORMATS = [
+  { id: "csv", label: "CSV" }, { id: "css", label: "CSS" }, { id: "waapi", label: "Web Animations" },
+  { id: "lottie", label: "Lottie" }, { id: "svg", label: "SVG plot" }];
+
+const state = {
+  examples: [],          // the examples this server accepts
+  text: "",
+  doc: null,             // the last document that parsed
+  timeline: null,        // the last good /v1/timelines answer (tracks layout)
+  model: null,           // elements derived from the document and the timeline
+  time: 0,
+  playing: false,
+  lastTick: 0,
+  formats: ["document", "json"],
+  exportFormat: "document",
+  exportCache: new Map(),
+  springs: false,
+  live: null,            // { id, reader, values, duration, state }
+  requestSerial: 0,
+};
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+
+function el(tag, attrs, parent) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function html(tag, props, parent) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (key === "text") node.textContent = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key in node) node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function debounce(fn, ms) {
+  let timer = 0;
+  return (...args) => { clearTimeout(timer); timer = setTimeout(() => fn(...args), ms); };
+}
+
+function fmt(value, digits = 3) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value !== "number") return String(value);
+  if (!isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs !== 0 && (abs >= 1e6 || abs < 1e-3)) return value.toExponential(2);
+  return String(Number(value.toFixed(digits)));
+}
+
+function setStatus(text, kind) {
+  const node = $("status");
+  node.textContent = text;
+  node.className = "status" + (kind ? " " + kind : "");
+}
+
+async function post(path, body, accept) {
+  const response = await fetch(path, {
+    method: "POST", headers: { "Content-Type": "application/json", ...(accept ? { Accept: accept } : {}) },
+    body: typeof body === "string" ? body : JSON.stringify(body) });
+  const type = response.headers.get("Content-Type") || "";
+  const text = await response.text();
+  let json = null;
+  if (type.includes("json")) { try { json = JSON.parse(text); } catch (_) { json = null; } }
+  return { status: response.status, ok: response.ok, type, text, json };
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (_) {
+    const area = html("textarea", { value: text }, document.body);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  if (button) {
+    const label = button.textContent;
+    button.textContent = "Copied";
+    button.classList.add("done");
+    setTimeout(() => { button.textContent = label; button.classList.remove("done"); }, 1200);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON with positions: the line of every value and member key, by JSON pointer, so that a
+// problem's pointer can be shown beside its line.
+
+class JSONSyntaxError extends Error {
+  constructor(message, line) { super(message); this.line = line; }
+}
+
+function locateJSON(text) {
+  const lines = new Map();
+  let i = 0, line = 1;
+  const skip = () => {
+    while (i < text.length) {
+      const c = text[i];
+      if (c === "\n") { line++; i++; }
+      else if (c === " " || c === "\t" || c === "\r") i++;
+      else break;
+    }
+  };
+  const fail = (what) => { throw new JSONSyntaxError(what, line); };
+  const escape = (key) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+  const string = () => {
+    const start = i;
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === "\\") i++;
+      else if (text[i] === "\n") fail("a string may not run past the end of its line");
+      i++;
+    }
+    if (i >= text.length) fail("unterminated string");
+    i++;
+    try { return JSON.parse(text.slice(start, i)); } catch (_) { return fail("malformed string"); }
+  };
+  const value = (pointer) => {
+    skip();
+    if (!lines.has(pointer)) lines.set(pointer, line);
+    const c = text[i];
+    if (c === "{") {
+      i++; skip();
+      if (text[i] === "}") { i++; return; }
+      for (;;) {
+        skip();
+        if (text[i] !== '"') fail("expected a quoted member name");
+        const keyLine = line;
+        const key = string();
+        lines.set(pointer + "/" + escape(key), keyLine);
+        skip();
+        if (text[i] !== ":") fail("expected ':' after \"" + key + "\"");
+        i++;
+        value(pointer + "/" + escape(key));
+        skip();
+        if (text[i] === ",") { i++; continue; }
+        if (text[i] === "}") { i++; return; }
+        fail("expected ',' or '}' in an object");
+      }
+    } else if (c === "[") {
+      i++; skip();
+      if (text[i] === "]") { i++; return; }
+      for (let index = 0; ; index++) {
+        value(pointer + "/" + index);
+        skip();
+        if (text[i] === ",") { i++; continue; }
+        if (text[i] === "]") { i++; return; }
+        fail("expected ',' or ']' in an array");
+      }
+    } else if (c === '"') {
+      string();
+    } else {
+      const match = /^(-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
+      if (!match) fail(i >= text.length ? "the document ends too early" : "unexpected '" + text[i] + "'");
+      i += match[0].length;
+    }
+  };
+  value("");
+  skip();
+  if (i < text.length) fail("unexpected text after the document");
+  return lines;
+}
+
+/// The editor line a pointer names: the pointer itself, or its nearest existing ancestor
+/// (a missing field is reported on the object that should hold it).
+function lineOfPointer(lines, pointer) {
+  let p = pointer || "";
+  for (;;) {
+    if (lines.has(p)) return lines.get(p);
+    if (p === "") return 1;
+    p = p.slice(0, p.lastIndexOf("/"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Editor: a textarea with a line-number gutter and problem marks beside their lines.
+
+const editor = $("editor");
+
+function renderGutter() {
+  const count = editor.value.split("\n").length;
+  const gutter = $("gutter");
+  if (gutter.childElementCount !== count) {
+    gutter.textContent = "";
+    for (let n = 1; n <= count; n++) html("div", { text: String(n) }, gutter);
+  }
+  syncScroll();
+}
+
+function syncScroll() {
+  $("gutter").style.transform = `translateY(${-editor.scrollTop}px)`;
+  $("marks").style.transform = `translateY(${-editor.scrollTop}px)`;
+}
+
+function showProblems(problems) {
+  const marks = $("marks"), list = $("problems"), gutter = $("gutter");
+  marks.textContent = "";
+  list.textContent = "";
+  for (const row of gutter.children) row.classList.remove("bad");
+  const byLine = new Map();
+  for (const problem of problems) {
+    if (!byLine.has(problem.line)) byLine.set(problem.line, []);
+    byLine.get(problem.line).push(problem);
+  }
+  for (const [line, entries] of byLine) {
+    const mark = html("div", { className: "mark", dataset: { line: String(line), pointer: entries[0].pointer || "" } }, marks);
+    mark.style.top = `${EDITOR_PAD + (line - 1) * LINE_HEIGHT}px`;
+    html("span", { className: "mark-text", text: entries.map((e) => e.message).join(" · ") }, mark);
+    if (gutter.children[line - 1]) gutter.children[line - 1].classList.add("bad");
+  }
+  for (const problem of problems) {
+    const item = html("li", { className: "problem", dataset: { line: String(problem.line), pointer: problem.pointer || "" } }, list);
+    html("span", { className: "where", text: problem.pointer ? problem.pointer : "line " + problem.line }, item);
+    html("span", { text: problem.message }, item);
+    item.addEventListener("click", () => revealLine(problem.line));
+  }
+  $("editor-box").classList.toggle("has-problems", problems.length > 0);
+}
+
+function revealLine(line) {
+  const lines = editor.value.split("\n");
+  let offset = 0;
+  for (let n = 1; n < line; n++) offset += lines[n - 1].length + 1;
+  editor.focus();
+  editor.setSelectionRange(offset, offset + (lines[line - 1] || "").length);
+  editor.scrollTop = Math.max(0, (line - 4) * LINE_HEIGHT);
+  syncScroll();
+}
+
+editor.addEventListener("scroll", syncScroll);
+editor.addEventListener("keydown", (event) => {
+  if (event.key === "Tab" && !event.shiftKey) {
+    event.preventDefault();
+    document.execCommand("insertText", false, "  ");
+  } else if (event.key === "Enter") {
+    // keep the current line's indentation
+    const start = editor.selectionStart;
+    const lineStart = editor.value.lastIndexOf("\n", start - 1) + 1;
+    const indent = /^[ \t]*/.exec(editor.value.slice(lineStart, start))[0];
+    const extra = /[{[]\s*$/.test(editor.value.slice(lineStart, start)) ? "  " : "";
+    event.preventDefault();
+    document.execCommand("insertText", false, "\n" + indent + extra);
+  }
+});
+editor.addEventListener("input", () => { renderGutter(); scheduleRun(); });
+
+$("format").addEventListener("click", () => {
+  try { setEditorText(prettyJSON(JSON.parse(editor.value))); scheduleRun(); } catch (_) { runNow(); }
+});
+
+/// Indented JSON that keeps short arrays and small objects on one line, as people write it.
+function inlineJSON(value) {
+  if (Array.isArray(value)) return "[" + value.map(inlineJSON).join(", ") + "]";
+  if (value && typeof value === "object") {
+    const members = Object.entries(value).map(([k, v]) => JSON.stringify(k) + ": " + inlineJSON(v));
+    return members.length ? "{ " + members.join(", ") + " }" : "{}";
+  }
+  return JSON.stringify(value);
+}
+
+function prettyJSON(value, indent = "") {
+  const inline = inlineJSON(value);
+  if (inline.length + indent.length <= 90 && indent !== "") return inline;
+  const inner = indent + "  ";
+  if (Array.isArray(value)) {
+    return "[\n" + value.map((v) => inner + prettyJSON(v, inner)).join(",\n") + "\n" + indent + "]";
+  }
+  return "{\n" + Object.entries(value).map(([k, v]) => inner + JSON.stringify(k) + ": " + prettyJSON(v, inner)).join(",\n") + "\n" + indent + "}";
+}
+
+function setEditorText(text) {
+  editor.value = text;
+  editor.scrollTop = 0;
+  renderGutter();
+}
+
+// ---------------------------------------------------------------------------------------
+// Running the document
+
+const scheduleRun = debounce(() => runNow(), 350);
+
+async function runNow() {
+  const text = editor.value;
+  state.text = text;
+  let lines;
+  try {
+    lines = locateJSON(text);
+  } catch (error) {
+    if (!(error instanceof JSONSyntaxError)) throw error;
+    showProblems([{ line: error.line, pointer: "", message: "JSON: " + error.message }]);
+    markStale("The document is not valid JSON");
+    return;
+  }
+  const doc = JSON.parse(text);
+  state.doc = doc;
+  const serial = ++state.requestSerial;
+  setStatus("Computing…", "busy");
+  let answer;
+  try {
+    answer = await post("/v1/timelines", forPage(doc));
+  } catch (error) {
+    setStatus("The server cannot be reached", "bad");
+    return;
+  }
+  if (serial !== state.requestSerial) return;   // a newer edit is on its way
+  if (!answer.ok) {
+    const problem = answer.json || {};
+    const errors = Array.isArray(problem.errors) && problem.errors.length ? problem.errors
+      : [{ pointer: "", message: problem.detail || problem.title || `HTTP ${answer.status}` }];
+    showProblems(errors.map((e) => ({ pointer: e.pointer || "", message: e.message + (e.parameter ? ` (${e.parameter})` : ""),
+                                      line: lineOfPointer(lines, e.pointer || "") })));
+    markStale(`${answer.status} · ${problem.title || "the document was refused"}`);
+    return;
+  }
+  showProblems([]);
+  state.timeline = answer.json;
+  state.model = buildModel(doc, answer.json);
+  state.exportCache.clear();
+  document.body.classList.remove("stale");
+  const t = answer.json;
+  setStatus(`${t.tracks.length} track${t.tracks.length === 1 ? "" : "s"} · ${t.frameCount} frames · ${fmt(t.window.end - t.window.start)} s`, "ok");
+  const scrub = $("scrub");
+  scrub.min = t.window.start;
+  scrub.max = t.window.end;
+  scrub.step = "any";
+  state.time = Math.min(Math.max(state.time, t.window.start), t.window.end);
+  renderPlot();
+  renderStage();
+  refreshExport();
+}
+
+/// The document as the page asks for it: columnar tracks with events, whatever its `output` says.
+function forPage(doc, extra) {
+  const copy = JSON.parse(JSON.stringify(doc));
+  if (copy && typeof copy === "object" && !Array.isArray(copy)) {
+    const output = (copy.output && typeof copy.output === "object" && !Array.isArray(copy.output)) ? copy.output : {};
+    delete output.format; delete output.simplify; delete output.css; delete output.lottie; delete output.svg;
+    copy.output = { ...output, layout: "tracks", events: true, final: false, ...(extra || {}) };
+  }
+  return copy;
+}
+
+function markStale(message) {
+  document.body.classList.add("stale");
+  setStatus(message, "bad");
+  if (!state.timeline) { renderPlot(); renderStage(); }
+}
+
+// ---------------------------------------------------------------------------------------
+// The model: which tracks move which element on the stage.
+
+const COLOUR_CHANNELS = ["red", "green", "blue", "alpha"];
+
+function targetValue(target, path) {
+  let value = target;
+  for (const segment of path.split(".")) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = value[segment];
+  }
+  return value;
+}
+
+function parentPath(path) {
+  const at = path.lastIndexOf(".");
+  return at < 0 ? "" : path.slice(0, at);
+}
+
+function lastSegment(path) { return path.slice(path.lastIndexOf(".") + 1); }
+
+function collectPathNodes(node, found) {
+  if (!node || typeof node !== "object") return found;
+  if (node.type === "path" || node.type === "pathPhysics") found.push({ output: node.output || "position", rotation: node.rotation });
+  for (const key of ["children", "steps"]) if (Array.isArray(node[key])) node[key].forEach((child) => collectPathNodes(child, found));
+  return found;
+}
+
+function buildModel(doc, timeline) {
+  const target = (doc && typeof doc.target === "object" && doc.target) || {};
+  const pathNodes = collectPathNodes(doc && doc.motion, []);
+  const rotationOf = new Map(pathNodes.filter((p) => p.rotation).map((p) => [p.rotation, p.output]));
+  const entities = new Map();
+  const entity = (name) => {
+    if (!entities.has(name)) entities.set(name, { name, tracks: {}, colour: null, follower: pathNodes.some((p) => p.output === name) });
+    return entities.get(name);
+  };
+  timeline.tracks.forEach((track, index) => {
+    const path = track.path, last = lastSegment(path), parent = parentPath(path);
+    const parentValue = parent ? targetValue(target, parent) : undefined;
+    if (COLOUR_CHANNELS.includes(last) && (typeof parentValue === "string" || parentValue === undefined && parent)) {
+      const owner = parentPath(parent) || parent;
+      const e = entity(owner);
+      e.colour = e.colour || { path: parent, channels: {} };
+      e.colour.channels[last] = index;
+    } else if (rotationOf.has(path)) {
+      entity(rotationOf.get(path)).tracks.rotation = index;
+    } else if (parent && ["x", "y", "width", "height", "opacity", "scale", "rotation"].includes(last)) {
+      entity(parent).tracks[last] = index;
+    } else {
+      entity(path).tracks.value = index;
+    }
+  });
+  const ranges = timeline.tracks.map((track) => {
+    let min = Infinity, max = -Infinity;
+    for (const v of track.values) { if (v < min) min = v; if (v > max) max = v; }
+    if (!isFinite(min)) { min = 0; max = 1; }
+    return { min, max };
+  });
+  const list = [...entities.values()];
+  for (const e of list) {
+    const t = e.tracks;
+    const base = targetValue(target, e.name);
+    e.size = base && typeof base === "object" && typeof base.width === "number" && typeof base.height === "number"
+      ? { width: base.width, height: base.height } : null;
+    e.kind = (t.x !== undefined && t.y !== undefined) ? "point" : "lane";
+    e.main = t.value ?? t.x ?? t.y ?? t.width ?? t.height ?? t.opacity ?? t.scale ?? t.rotation;
+  }
+  return { entities: list, ranges };
+}
+
+/// Every track's value at time t, interpolated linearly between the frames around it (the
+/// exact sample on a frame time).
+function valuesAt(timeline, t) {
+  const times = timeline.times;
+  let lo = 0, hi = times.length - 1;
+  if (t <= times[0]) return timeline.tracks.map((tr) => tr.values[0]);
+  if (t >= times[hi]) return timeline.tracks.map((tr) => tr.values[hi]);
+  while (hi - lo > 1) { const mid = (lo + hi) >> 1; if (times[mid] <= t) lo = mid; else hi = mid; }
+  // within a nanosecond of a frame (a slider's value may not round-trip exactly): that frame
+  if (times[hi] - t < 1e-9) lo = hi;
+  const span = times[hi] - times[lo];
+  const u = span > 0 && t - times[lo] >= 1e-9 ? (t - times[lo]) / span : 0;
+  return timeline.tracks.map((tr) => {
+    const a = tr.values[lo], b = tr.values[hi];
+    return u === 0 ? a : a + (b - a) * u;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// The stage
+
+const stage = $("stage");
+let stageLayout = null;
+
+function renderStage() {
+  stage.textContent = "";
+  const model = state.model, timeline = state.timeline;
+  const width = stage.clientWidth || 600;
+  if (!model || !timeline) {
+    stage.setAttribute("viewBox", `0 0 ${width} 160`);
+    const text = el("text", { x: width / 2, y: 80, class: "empty", "text-anchor": "middle" }, stage);
+    text.textContent = "Pick an example or write a document: its elements play here.";
+    stageLayout = null;
+    return;
+  }
+  const points = model.entities.filter((e) => e.kind === "point");
+  const lanes = model.entities.filter((e) => e.kind === "lane");
+  const laneHeight = 30, laneLeft = Math.min(150, width * 0.3), pad = 18;
+  let y = 8;
+  stageLayout = { width, points: [], lanes: [] };
+  if (points.length) {
+    // one shared 2-D space for every element with x and y, fitted to all their positions
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    for (const e of points) {
+      const xs = timeline.tracks[e.tracks.x].values, ys = timeline.tracks[e.tracks.y].values;
+      const w = e.tracks.width !== undefined ? model.ranges[e.tracks.width].max : e.size ? e.size.width : 0;
+      const h = e.tracks.height !== undefined ? model.ranges[e.tracks.height].max : e.size ? e.size.height : 0;
+      for (const v of xs) { minX = Math.min(minX, v); maxX = Math.max(maxX, v + w); }
+      for (const v of ys) { minY = Math.min(minY, v); maxY = Math.max(maxY, v + h); }
+    }
+    const spanX = Math.max(maxX - minX, 1), spanY = Math.max(maxY - minY, 1);
+    const boxHeight = Math.min(220, Math.max(120, width * 0.32));
+    const scale = Math.min((width - 2 * pad - 40) / spanX, (boxHeight - 2 * pad) / spanY);
+    const offsetX = (width - spanX * scale) / 2 - minX * scale;
+    const offsetY = y + (boxHeight - spanY * scale) / 2 - minY * scale;
+    el("rect", { x: 4, y, width: width - 8, height: boxHeight, rx: 10, class: "area" }, stage);
+    const map = { scale, x: (v) => offsetX + v * scale, y: (v) => offsetY + v * scale,
+                  invX: (px) => (px - offsetX) / scale, invY: (py) => (py - offsetY) / scale };
+    points.forEach((e, n) => {
+      const colour = PALETTE[n % PALETTE.length];
+      const xs = timeline.tracks[e.tracks.x].values, ys = timeline.tracks[e.tracks.y].values;
+      const d = xs.map((x, k) => `${k ? "L" : "M"}${map.x(x).toFixed(1)} ${map.y(ys[k]).toFixed(1)}`).join("");
+      el("path", { d, class: e.follower ? "trail follower-path" : "trail", stroke: colour }, stage);
+      const g = el("g", { class: "element point", "data-entity": e.name,
+                          "data-x-path": timeline.tracks[e.tracks.x].path, "data-y-path": timeline.tracks[e.tracks.y].path }, stage);
+      let shape;
+      if (e.tracks.width !== undefined || e.tracks.height !== undefined || e.size) {
+        shape = el("rect", { rx: 6, class: "body" }, g);
+      } else if (e.tracks.rotation !== undefined) {
+        shape = el("path", { d: "M14 0 L-9 -9 L-4 0 L-9 9 Z", class: "body" }, g);
+      } else {
+        shape = el("circle", { r: 9, class: "body" }, g);
+      }
+      shape.setAttribute("fill", colour);
+      const label = el("text", { class: "label", x: 14, y: -12 }, g);
+      label.textContent = e.name;
+      stageLayout.points.push({ entity: e, node: g, shape, colour, map });
+    });
+    stageLayout.area = { top: y, bottom: y + boxHeight, map };
+    y += boxHeight + 10;
+  }
+  lanes.forEach((e, n) => {
+    const main = e.main;
+    const top = y + n * laneHeight;
+    const g = el("g", { class: "lane", "data-entity": e.name }, stage);
+    el("rect", { x: 4, y: top, width: width - 8, height: laneHeight - 4, rx: 6, class: "lane-bg" }, g);
+    const label = el("text", { x: 12, y: top + laneHeight / 2 + 2, class: "lane-label" }, g);
+    label.textContent = e.name;
+    const x0 = laneLeft, x1 = width - 96;
+    el("line", { x1: x0, x2: x1, y1: top + laneHeight / 2 - 2, y2: top + laneHeight / 2 - 2, class: "rail" }, g);
+    const range = main !== undefined ? model.ranges[main] : { min: 0, max: 1 };
+    const dot = el(main !== undefined ? "circle" : "rect", main !== undefined
+      ? { r: 8, cy: top + laneHeight / 2 - 2, class: "body element" }
+      : { x: x0, y: top + 4, width: 60, height: laneHeight - 12, rx: 5, class: "body element swatch" }, g);
+    dot.setAttribute("data-entity", e.name);
+    if (main !== undefined) dot.setAttribute("data-path", state.timeline.tracks[main].path);
+    dot.setAttribute("fill", PALETTE[(n + points.length) % PALETTE.length]);
+    const readout = el("text", { x: width - 14, y: top + laneHeight / 2 + 2, class: "readout", "text-anchor": "end" }, g);
+    stageLayout.lanes.push({ entity: e, node: g, dot, readout, x0, x1, range, top, bottom: top + laneHeight });
+  });
+  y += lanes.length * laneHeight;
+  stage.setAttribute("viewBox", `0 0 ${width} ${Math.max(y + 4, 60)}`);
+  stage.style.height = `${Math.max(y + 4, 60)}px`;
+  $("stage-hint").textContent = `${model.entities.length} element${model.entities.length === 1 ? "" : "s"}`;
+  drawFrame();
+}
+
+function laneX(lane, value) {
+  const { min, max } = lane.range;
+  const u = max > min ? (value - min) / (max - min) : 0.5;
+  return lane.x0 + u * (lane.x1 - lane.x0);
+}
+
+function colourOf(entity, values) {
+  if (!entity.colour) return null;
+  const c = entity.colour.channels;
+  const base = targetValue((state.doc && state.doc.target) || {}, entity.colour.path);
+  const start = parseColour(typeof base === "string" ? base : "#000");
+  const pick = (name, fallback) => c[name] !== undefined ? values[c[name]] : fallback;
+  const r = pick("red", start[0]), g = pick("green", start[1]), b = pick("blue", start[2]), a = pick("alpha", start[3]);
+  const to255 = (v) => Math.round(Math.min(1, Math.max(0, v)) * 255);
+  return `rgba(${to255(r)}, ${to255(g)}, ${to255(b)}, ${Math.min(1, Math.max(0, a)).toFixed(3)})`;
+}
+
+function hexColour(rgba) {
+  const [r, g, b, a] = rgba.match(/[\d.]+/g).map(Number);
+  const hex = (v) => v.toString(16).padStart(2, "0");
+  return "#" + hex(r) + hex(g) + hex(b) + (a < 1 ? hex(Math.round(a * 255)) : "");
+}
+
+function parseColour(text) {
+  const probe = document.createElement("canvas").getContext("2d");
+  probe.fillStyle = "#000";
+  probe.fillStyle = text;
+  const value = probe.fillStyle;
+  if (value.startsWith("#")) {
+    return [1, 3, 5].map((i) => parseInt(value.slice(i, i + 2), 16) / 255).concat(1);
+  }
+  const parts = value.match(/[\d.]+/g) || ["0", "0", "0", "1"];
+  return [parts[0] / 255, parts[1] / 255, parts[2] / 255, parts[3] === undefined ? 1 : Number(parts[3])];
+}
+
+/// Puts every element where the values say. `values` are the track values (by index) of the
+/// timeline, or those of a live session's latest frame.
+function drawFrame(values) {
+  if (!stageLayout || !state.timeline) return;
+  values = values || valuesAt(state.timeline, state.time);
+  for (const p of stageLayout.points) {
+    const t = p.entity.tracks;
+    const x = values[t.x], y = values[t.y];
+    let transform = `translate(${p.map.x(x).toFixed(2)} ${p.map.y(y).toFixed(2)})`;
+    if (t.rotation !== undefined) transform += ` rotate(${values[t.rotation].toFixed(2)})`;
+    p.node.setAttribute("transform", transform);
+    p.node.setAttribute("data-x", String(x));
+    p.node.setAttribute("data-y", String(y));
+    if (p.shape.tagName === "rect") {
+      const size = p.entity.size || { width: 40, height: 40 };
+      const w = t.width !== undefined ? values[t.width] : size.width, h = t.height !== undefined ? values[t.height] : size.height;
+      p.shape.setAttribute("width", Math.max(2, w * p.map.scale));
+      p.shape.setAttribute("height", Math.max(2, h * p.map.scale));
+    }
+    const colour = colourOf(p.entity, values);
+    if (colour) p.shape.setAttribute("fill", colour);
+    p.node.setAttribute("opacity", t.opacity !== undefined ? Math.min(1, Math.max(0.05, values[t.opacity])) : 1);
+  }
+  for (const lane of stageLayout.lanes) {
+    const e = lane.entity;
+    if (e.main !== undefined) {
+      const v = values[e.main];
+      lane.dot.setAttribute("cx", laneX(lane, v).toFixed(2));
+      lane.dot.setAttribute("data-value", String(v));
+      lane.readout.textContent = fmt(v, 2);
+    }
+    const colour = colourOf(e, values);
+    if (colour) { lane.dot.setAttribute("fill", colour); if (e.main === undefined) lane.readout.textContent = hexColour(colour); }
+    if (e.tracks.opacity !== undefined && e.main !== e.tracks.opacity) lane.dot.setAttribute("opacity", Math.min(1, Math.max(0.05, values[e.tracks.opacity])));
+  }
+  if (!state.live) {
+    $("clock").textContent = `${state.time.toFixed(3)} s`;
+    $("scrub").value = String(state.time);
+    movePlayhead(state.time);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The plot: one row per track, each with its own value axis; seconds along the bottom; the
+// events as marks; a playhead you can drag.
+
+const plot = $("plot");
+let plotLayout = null;
+
+function niceStep(span, count) {
+  const raw = span / Math.max(1, count);
+  const power = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * power >= raw) return m * power;
+  return 10 * power;
+}
+
+function renderPlot() {
+  plot.textContent = "";
+  const timeline = state.timeline;
+  const width = plot.clientWidth || 600;
+  if (!timeline) {
+    plot.setAttribute("viewBox", `0 0 ${width} 120`);
+    plot.style.height = "120px";
+    const text = el("text", { x: width / 2, y: 60, class: "empty", "text-anchor": "middle" }, plot);
+    text.textContent = "No tracks yet.";
+    plotLayout = null;
+    return;
+  }
+  const tracks = timeline.tracks;
+  // wide: names in a column left of the value axes; narrow: names inside their rows
+  const longest = Math.max(...tracks.map((t) => Math.min(t.path.length, 24)), 4);
+  const inside = width < 640;
+  const left = inside ? 58 : Math.min(width * 0.4, Math.max(110, longest * 7.3 + 64)), right = 14, top = 26, axis = 26;
+  const available = Math.max(160, ($("plot-wrap").clientHeight || 300) - top - axis - 4);
+  const rowHeight = Math.max(40, Math.min(180, available / Math.max(1, tracks.length)));
+  const height = top + rowHeight * tracks.length + axis;
+  plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  plot.style.height = `${height}px`;
+  const t0 = timeline.window.start, t1 = timeline.window.end;
+  const span = Math.max(t1 - t0, 1e-9);
+  const x = (t) => left + (t - t0) / span * (width - left - right);
+  plotLayout = { x, left, right, width, top, height, axis, t0, t1 };
+
+  // time grid and axis
+  const step = niceStep(span, Math.max(2, Math.floor((width - left) / 80)));
+  for (let t = Math.ceil(t0 / step) * step; t <= t1 + 1e-9; t += step) {
+    el("line", { x1: x(t), x2: x(t), y1: top, y2: height - axis, class: "grid" }, plot);
+    const label = el("text", { x: x(t), y: height - axis + 16, class: "tick", "text-anchor": "middle" }, plot);
+    label.textContent = `${fmt(t, 3)} s`;
+  }
+  // events, labelled where there is room
+  let lastLabel = -Infinity;
+  const events = timeline.events || [];
+  for (const event of events) {
+    const ex = x(event.time);
+    const text = event.type + (event.type === "stepped" ? " " + event.step : "");
+    const mark = el("line", { x1: ex, x2: ex, y1: top - 6, y2: height - axis, class: "event event-" + event.type }, plot);
+    mark.setAttribute("data-event", event.type);
+    const title = el("title", {}, mark);
+    title.textContent = `${event.type} · ${event.motion} · ${fmt(event.time, 4)} s`;
+    const textWidth = text.length * 5.6;
+    const nearEnd = ex + 3 + textWidth > width - 2;
+    const from = nearEnd ? ex - 3 - textWidth : ex + 3;
+    if (from > lastLabel + 6) {
+      const label = el("text", { x: nearEnd ? ex - 3 : ex + 3, y: top - 10, class: "event-label", "text-anchor": nearEnd ? "end" : "start" }, plot);
+      label.textContent = text;
+      lastLabel = from + textWidth;
+    }
+  }
+  // one row per track
+  tracks.forEach((track, index) => {
+    const y0 = top + index * rowHeight, y1 = y0 + rowHeight - 8;
+    const { min, max } = state.model.ranges[index];
+    const flat = !(max > min);
+    const y = (v) => flat ? (y0 + y1) / 2 : y1 - (v - min) / (max - min) * (y1 - y0);
+    el("rect", { x: left, y: y0, width: width - left - right, height: rowHeight - 8, class: "row" + (index % 2 ? " odd" : "") }, plot);
+    const name = el("text", inside ? { x: left + 6, y: y0 + 13, class: "track-name inside" } : { x: 8, y: (y0 + y1) / 2 + 4, class: "track-name" }, plot);
+    name.textContent = track.path.length > 24 ? "…" + track.path.slice(-23) : track.path;
+    const title = el("title", {}, name);
+    title.textContent = track.path;
+    const hi = el("text", { x: left - 6, y: y0 + 10, class: "axis-value", "text-anchor": "end" }, plot);
+    hi.textContent = fmt(max, 3);
+    const lo = el("text", { x: left - 6, y: y1, class: "axis-value", "text-anchor": "end" }, plot);
+    lo.textContent = fmt(min, 3);
+    const d = track.values.map((v, k) => `${k ? "L" : "M"}${x(timeline.times[k]).toFixed(2)} ${y(v).toFixed(2)}`).join("");
+    const channel = lastSegment(track.path);
+    const colour = CHANNEL_COLOURS[channel] && parentPath(track.path) ? CHANNEL_COLOURS[channel] : PALETTE[index % PALETTE.length];
+    el("path", { d, class: "track", stroke: colour, "data-path": track.path }, plot);
+  });
+  el("line", { x1: left, x2: width - right, y1: height - axis, y2: height - axis, class: "axis" }, plot);
+  const head = el("g", { id: "playhead", class: "playhead" }, plot);
+  el("line", { x1: 0, x2: 0, y1: top - 4, y2: height - axis, class: "playhead-line" }, head);
+  el("path", { d: "M-6 " + (top - 12) + " L6 " + (top - 12) + " L0 " + (top - 4) + " Z", class: "playhead-knob" }, head);
+  $("plot-hint").textContent = `${tracks.length} track${tracks.length === 1 ? "" : "s"} · ${events.length} event${events.length === 1 ? "" : "s"} · each row scaled to its own range`;
+  movePlayhead(state.time);
+}
+
+function movePlayhead(t) {
+  const head = document.getElementById("playhead");
+  if (head && plotLayout) head.setAttribute("transform", `translate(${plotLayout.x(Math.min(Math.max(t, plotLayout.t0), plotLayout.t1)).toFixed(2)} 0)`);
+}
+
+function plotTimeAt(event) {
+  const box = plot.getBoundingClientRect();
+  const px = (event.clientX - box.left) * (plotLayout.width / box.width);
+  const u = (px - plotLayout.left) / (plotLayout.width - plotLayout.left - plotLayout.right);
+  return plotLayout.t0 + Math.min(1, Math.max(0, u)) * (plotLayout.t1 - plotLayout.t0);
+}
+
+plot.addEventListener("pointerdown", (event) => {
+  if (!plotLayout || state.live) return;
+  plot.setPointerCapture(event.pointerId);
+  pause();
+  seekTo(plotTimeAt(event));
+  const move = (e) => seekTo(plotTimeAt(e));
+  const up = () => { plot.removeEventListener("pointermove", move); plot.removeEventListener("pointerup", up); };
+  plot.addEventListener("pointermove", move);
+  plot.addEventListener("pointerup", up);
+});
+
+// ---------------------------------------------------------------------------------------
+// Transport: play, pause, scrub, speed, loop
+
+function seekTo(t) {
+  state.time = t;
+  drawFrame();
+}
+
+function play() {
+  if (!state.timeline || state.live) return;
+  if (state.time >= state.timeline.window.end) state.time = state.timeline.window.start;
+  state.playing = true;
+  state.lastTick = performance.now();
+  $("play").textContent = "Pause";
+  $("play").setAttribute("aria-label", "Pause");
+  requestAnimationFrame(tick);
+}
+
+function pause() {
+  state.playing = false;
+  $("play").textContent = "Play";
+  $("play").setAttribute("aria-label", "Play");
+}
+
+function tick(now) {
+  if (!state.playing || !state.timeline) return;
+  const dt = (now - state.lastTick) / 1000 * Number($("speed").value);
+  state.lastTick = now;
+  const { start, end } = state.timeline.window;
+  let t = state.time + dt;
+  if (t >= end) {
+    if ($("loop").checked) t = start + (end > start ? (t - start) % (end - start) : 0);
+    else { t = end; pause(); }
+  }
+  state.time = t;
+  drawFrame();
+  if (state.playing) requestAnimationFrame(tick);
+}
+
+$("play").addEventListener("click", () => (state.playing ? pause() : play()));
+$("scrub").addEventListener("input", () => { pause(); seekTo(Number($("scrub").value)); });
+document.addEventListener("keydown", (event) => {
+  if (event.target === editor || event.target.tagName === "INPUT" || event.target.tagName === "SELECT") return;
+  if (event.key === " ") { event.preventDefault(); state.playing ? pause() : play(); }
+});
+
+// ---------------------------------------------------------------------------------------
+// Examples
+
+function loadExample(id) {
+  const example = state.examples.find((e) => e.id === id) || state.examples[0];
+  $("examples").value = example.id;
+  pause();
+  stopLive();
+  state.time = example.doc.window ? example.doc.window.start || 0 : 0;
+  state.timeline = null;
+  state.model = null;
+  setEditorText(prettyJSON(example.doc));
+  history.replaceState(null, "", "#" + example.id);
+  return runNow().then(() => { if (state.timeline) play(); });
+}
+
+$("examples").addEventListener("change", () => loadExample($("examples").value));
+
+// ---------------------------------------------------------------------------------------
+// Export
+
+function renderFormatTabs() {
+  const box = $("formats");
+  box.textContent = "";
+  const labels = { document: "Document", json: "JSON", curl: "curl" };
+  for (const id of ["document", "curl", "json", ...state.formats.filter((f) => !["document", "json"].includes(f))]) {
+    const label = labels[id] || (EXPORT_FORMATS.find((f) => f.id === id) || {}).label || id;
+    const button = html("button", { type: "button", className: "format", text: label, dataset: { format: id } }, box);
+    button.setAttribute("role", "tab");
+    button.setAttribute("aria-selected", String(id === state.exportFormat));
+    button.addEventListener("click", () => { state.exportFormat = id; renderFormatTabs(); refreshExport(); });
+  }
+}
+
+async function exportText(format) {
+  if (state.exportCache.has(format)) return state.exportCache.get(format);
+  let result;
+  if (format === "document") {
+    result = { text: editor.value, hint: "the document, as in the editor" };
+  } else if (format === "curl") {
+    const body = JSON.stringify(state.doc).replace(/'/g, "'\\''");
+    result = { text: `curl -s ${location.origin}/v1/timelines -H 'Content-Type: application/json' -d '${body}'`, hint: "the same request from a shell" };
+  } else {
+    const doc = JSON.parse(JSON.stringify(state.doc));
+    if (format !== "json") { doc.output = { ...(doc.output || {}), format }; }
+    const answer = await post("/v1/timelines", doc);
+    if (!answer.ok) {
+      const errors = (answer.json && answer.json.errors) || [];
+      result = { error: true, text: errors.length ? errors.map((e) => `${e.pointer || e.parameter || ""}  ${e.message}`).join("\n")
+                                                   : (answer.json && answer.json.detail) || `HTTP ${answer.status}`,
+                 hint: `${answer.status}: this document cannot be exported as ${format}` };
+    } else {
+      const text = answer.type.includes("json") ? JSON.stringify(JSON.parse(answer.text), null, 2) : answer.text;
+      result = { text, hint: `${answer.type.split(";")[0]} · ${answer.text.length.toLocaleString()} bytes`, svg: format === "svg" ? answer.text : null };
+    }
+  }
+  state.exportCache.set(format, result);
+  return result;
+}
+
+let exportSerial = 0;
+async function refreshExport() {
+  if ($("tab-export").hidden || !state.doc) return;
+  const serial = ++exportSerial;
+  const result = await exportText(state.exportFormat);
+  if (serial !== exportSerial) return;
+  const pre = $("export-text");
+  pre.textContent = result.text.length > 200000 ? result.text.slice(0, 200000) + "\n… (Copy takes all of it)" : result.text;
+  pre.classList.toggle("error", !!result.error);
+  $("export-hint").textContent = result.hint;
+  const image = $("export-image");
+  if (result.svg) {
+    if (image.dataset.url) URL.revokeObjectURL(image.dataset.url);
+    image.dataset.url = URL.createObjectURL(new Blob([result.svg], { type: "image/svg+xml" }));
+    image.src = image.dataset.url;
+    image.hidden = false;
+  } else {
+    image.hidden = true;
+  }
+}
+
+$("copy-export").addEventListener("click", async (event) => {
+  const result = await exportText(state.exportFormat);
+  copyText(result.text, event.currentTarget);
+});
+
+// ---------------------------------------------------------------------------------------
+// Tabs
+
+for (const tab of document.querySelectorAll(".tab")) {
+  tab.addEventListener("click", () => {
+    for (const other of document.querySelectorAll(".tab")) {
+      other.setAttribute("aria-selected", String(other === tab));
+      $("tab-" + other.dataset.tab).hidden = other !== tab;
+    }
+    if (tab.dataset.tab === "export") refreshExport();
+    if (tab.dataset.tab === "springs") springUpdate();
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Live sessions: start, watch, steer
+
+function logLive(text, kind) {
+  const log = $("live-log");
+  if (log.firstChild && log.firstChild.classList.contains("dim")) log.firstChild.remove();
+  const item = html("li", { text, className: kind || "" }, log);
+  log.scrollTop = log.scrollHeight;
+  while (log.childElementCount > 200) log.firstChild.remove();
+  return item;
+}
+
+function showSessionState(s) {
+  if (!state.live || !s) return;
+  state.live.state = s.state;
+  $("live-state").textContent = `Session ${s.id} · ${s.state} · t = ${fmt(s.time, 3)} s${s.duration != null ? " of " + fmt(s.duration, 3) + " s" : ""}`;
+  $("live-pause").textContent = s.state === "paused" ? "Resume" : "Pause";
+  const ended = s.state === "stopped" || s.state === "completed";
+  $("live-pause").disabled = ended;
+  $("live-reverse").disabled = ended;
+  $("live-seek").disabled = ended;
+}
+
+async function startLive() {
+  if (!state.doc || !state.timeline) return;
+  stopLive();
+  pause();
+  const speed = Number($("speed").value);
+  const answer = await post(`/v1/sessions?speed=${speed}`, forPage(state.doc));
+  if (answer.status !== 201) {
+    logLive(`${answer.status}: ${(answer.json && (answer.json.detail || answer.json.title)) || answer.text}`, "bad");
+    return;
+  }
+  const s = answer.json;
+  const controller = new AbortController();
+  state.live = { id: s.id, controller, state: s.state, paths: state.timeline.tracks.map((t) => t.path), values: null };
+  document.body.classList.add("live");
+  $("mode").textContent = "live";
+  $("live-bar").hidden = false;
+  $("live-start").textContent = "Restart live";
+  $("live-stop").disabled = false;
+  const seek = $("live-seek");
+  seek.min = state.timeline.window.start;
+  seek.max = state.timeline.window.end;
+  logLive(`started ${s.id}`);
+  showSessionState(s);
+  watchLive(state.live);
+}
+
+async function watchLive(live) {
+  let response;
+  try {
+    response = await fetch(`/v1/sessions/${live.id}/frames`, { signal: live.controller.signal });
+  } catch (_) { return; }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (line.trim()) onLiveLine(live, JSON.parse(line));
+      }
+    }
+  } catch (_) { /* aborted */ }
+}
+
+function onLiveLine(live, message) {
+  if (state.live !== live) return;
+  if (message.values) {
+    const values = live.paths.map((path, index) => (path in message.values ? message.values[path] : (live.values ? live.values[index] : 0)));
+    live.values = values;
+    live.time = message.time;
+    if (live.state) $("live-state").textContent = `Session ${live.id} · ${live.state} · t = ${fmt(message.time, 3)} s${state.timeline.duration != null ? " of " + fmt(state.timeline.duration, 3) + " s" : ""}`;
+    drawFrame(values);
+    $("clock").textContent = `${message.time.toFixed(3)} s`;
+    $("scrub").value = String(message.time);
+    if (!live.seeking) $("live-seek").value = String(message.time);
+    movePlayhead(message.time);
+  } else if (message.end) {
+    logLive(`end: ${message.state} at ${fmt(message.time, 3)} s`);
+    showSessionState({ id: live.id, state: message.state, time: message.time });
+  } else if (message.event) {
+    const extra = message.path ? ` ${message.path} → ${JSON.stringify(message.to)}` : message.motion ? ` ${message.motion}` : "";
+    logLive(`${fmt(message.time, 3)} s  ${message.event}${extra}`, message.session ? "session" : "");
+  }
+}
+
+async function liveCommand(body) {
+  const live = state.live;
+  if (!live) return;
+  const answer = await post(`/v1/sessions/${live.id}/commands`, body);
+  if (answer.ok) showSessionState(answer.json);
+  else logLive(`${answer.status}: ${(answer.json && answer.json.detail) || answer.text}`, "bad");
+}
+
+function stopLive() {
+  const live = state.live;
+  if (!live) return;
+  state.live = null;
+  live.controller.abort();
+  fetch(`/v1/sessions/${live.id}`, { method: "DELETE" }).catch(() => {});
+  document.body.classList.remove("live");
+  $("mode").textContent = "timeline";
+  $("live-start").textContent = "Go live";
+  $("live-bar").hidden = true;
+  for (const id of ["live-pause", "live-reverse", "live-seek", "live-stop"]) $(id).disabled = true;
+  logLive(`ended ${live.id}`);
+  const marker = document.getElementById("retarget-marker");
+  if (marker) marker.remove();
+  drawFrame();
+}
+
+$("live-start").addEventListener("click", startLive);
+$("live-stop").addEventListener("click", stopLive);
+$("live-pause").addEventListener("click", () => liveCommand({ command: state.live && state.live.state === "paused" ? "resume" : "pause" }));
+$("live-reverse").addEventListener("click", () => liveCommand({ command: "reverse" }));
+$("live-seek").addEventListener("input", () => { if (state.live) state.live.seeking = true; });
+$("live-seek").addEventListener("change", () => {
+  if (state.live) state.live.seeking = false;
+  liveCommand({ command: "seek", time: Number($("live-seek").value) });
+});
+
+/// Retarget by dragging on the stage: on a lane, toward the value under the pointer; in the
+/// 2-D area, toward the point (both coordinates of the nearest element).
+function stagePoint(event) {
+  const box = stage.getBoundingClientRect();
+  const viewBox = stage.viewBox.baseVal;
+  return { x: (event.clientX - box.left) * viewBox.width / box.width, y: (event.clientY - box.top) * viewBox.height / box.height };
+}
+
+function retargetAt(point) {
+  if (!state.live || !stageLayout) return null;
+  const lane = stageLayout.lanes.find((l) => point.y >= l.top && point.y < l.bottom && l.entity.main !== undefined);
+  if (lane) {
+    const u = Math.min(1, Math.max(0, (point.x - lane.x0) / (lane.x1 - lane.x0)));
+    const { min, max } = lane.range;
+    const span = max > min ? max - min : 1;
+    return { marker: [point.x, (lane.top + lane.bottom) / 2 - 2],
+             requests: [{ path: state.timeline.tracks[lane.entity.main].path, to: min + u * span }] };
+  }
+  const area = stageLayout.area;
+  if (area && point.y >= area.top && point.y <= area.bottom && stageLayout.points.length) {
+    const values = state.live.values || valuesAt(state.timeline, state.time);
+    let best = stageLayout.points[0], bestDistance = Infinity;
+    for (const p of stageLayout.points) {
+      const dx = p.map.x(values[p.entity.tracks.x]) - point.x, dy = p.map.y(values[p.entity.tracks.y]) - point.y;
+      if (dx * dx + dy * dy < bestDistance) { best = p; bestDistance = dx * dx + dy * dy; }
+    }
+    const t = best.entity.tracks, tracks = state.timeline.tracks;
+    return { marker: [point.x, point.y], requests: [
+      { path: tracks[t.x].path, to: area.map.invX(point.x) }, { path: tracks[t.y].path, to: area.map.invY(point.y) }] };
+  }
+  return null;
+}
+
+function showRetargetMarker(at) {
+  let marker = document.getElementById("retarget-marker");
+  if (!marker) {
+    marker = el("g", { id: "retarget-marker", class: "retarget" }, stage);
+    el("circle", { r: 11 }, marker);
+    el("path", { d: "M-16 0 H-6 M6 0 H16 M0 -16 V-6 M0 6 V16" }, marker);
+  }
+  marker.setAttribute("transform", `translate(${at[0].toFixed(1)} ${at[1].toFixed(1)})`);
+}
+
+stage.addEventListener("pointerdown", (event) => {
+  if (!state.live) return;
+  event.preventDefault();
+  stage.setPointerCapture(event.pointerId);
+  const track = (e) => { const r = retargetAt(stagePoint(e)); if (r) showRetargetMarker(r.marker); return r; };
+  track(event);
+  const move = (e) => track(e);
+  const up = async (e) => {
+    stage.removeEventListener("pointermove", move);
+    stage.removeEventListener("pointerup", up);
+    const r = track(e);
+    if (!r || !state.live) return;
+    for (const request of r.requests) {
+      const answer = await post(`/v1/sessions/${state.live.id}/retarget`, request);
+      if (answer.ok) showSessionState(answer.json);
+      else logLive(`retarget ${request.path}: ${answer.status} ${(answer.json && answer.json.detail) || ""}`, "bad");
+    }
+  };
+  stage.addEventListener("pointermove", move);
+  stage.addEventListener("pointerup", up);
+});
+
+// ---------------------------------------------------------------------------------------
+// The spring designer (shown when the server has POST /v1/springs)
+
+const SPRING_FORMS = {
+  "response-dampingRatio": { response: [0.05, 3, 0.5], dampingRatio: [0.05, 2, 0.6] },
+  "duration-bounce": { duration: [0.05, 3, 0.5], bounce: [-0.9, 0.9, 0.3] },
+  "stiffness-damping-mass": { stiffness: [1, 1000, 170], damping: [0, 100, 12], mass: [0.1, 10, 1] },
+  "mass-tension-friction": { mass: [0.1, 10, 1], tension: [1, 1000, 170], friction: [0, 100, 26] },
+  "stiffness-dampingRatio": { stiffness: [1, 2000, 400], dampingRatio: [0.05, 2, 0.5] },
+  "frequency-damping": { frequency: [0.05, 3, 0.5], damping: [0.05, 2, 0.6] },
+  "visualDuration-bounce": { visualDuration: [0.05, 3, 0.4], bounce: [0, 1, 0.3] },
+  "overshoot-settlingTime": { overshoot: [0.001, 0.9, 0.1], settlingTime: [0.05, 5, 0.8] },
+  "overshoot-peakTime": { overshoot: [0.001, 0.9, 0.1], peakTime: [0.02, 3, 0.3] },
+  "dampingRatio-settlingTime": { dampingRatio: [0.05, 2, 0.7], settlingTime: [0.05, 5, 0.8] },
+};
+const springState = { form: "response-dampingRatio", values: {}, answer: null, serial: 0 };
+
+function springBody() {
+  const body = {};
+  for (const key of Object.keys(SPRING_FORMS[springState.form])) body[key] = springState.values[key];
+  return body;
+}
+
+function renderSpringInputs() {
+  const select = $("spring-form");
+  if (!select.childElementCount) {
+    for (const form of Object.keys(SPRING_FORMS)) html("option", { value: form, text: form.replace(/-/g, " · ") }, select);
+    select.addEventListener("change", () => { springState.form = select.value; renderSpringInputs(); springUpdate(); });
+  }
+  const box = $("spring-sliders");
+  box.textContent = "";
+  for (const [key, [min, max, initial]] of Object.entries(SPRING_FORMS[springState.form])) {
+    if (springState.values[key] === undefined || springState.values[key] < min || springState.values[key] > max) springState.values[key] = initial;
+    const row = html("label", { className: "slider" }, box);
+    html("span", { className: "slider-name", text: key }, row);
+    const input = html("input", { type: "range", min: String(min), max: String(max), step: String((max - min) / 400), value: String(springState.values[key]) }, row);
+    input.dataset.param = key;
+    const out = html("output", { text: fmt(springState.values[key], 3) }, row);
+    input.addEventListener("input", () => {
+      springState.values[key] = Number(input.value);
+      out.textContent = fmt(springState.values[key], 3);
+      springUpdateSoon();
+    });
+  }
+}
+
+const springUpdateSoon = debounce(() => springUpdate(), 120);
+
+async function springUpdate() {
+  if (!state.springs || $("tab-springs").hidden) return;
+  const serial = ++springState.serial;
+  const body = springBody();
+  const answer = await post("/v1/springs", body);
+  if (serial !== springState.serial) return;
+  const metrics = $("spring-metrics");
+  metrics.textContent = "";
+  if (!answer.ok) {
+    const errors = (answer.json && answer.json.errors) || [];
+    const message = errors.map((e) => `${e.pointer}: ${e.message}`).join("; ") || (answer.json && answer.json.detail) || `HTTP ${answer.status}`;
+    html("div", { className: "spring-error", text: message }, metrics);
+    $("spring-panel-state") && ($("spring-panel-state").textContent = message);
+    springState.answer = null;
+    drawSpringCurve(null);
+    $("spring-table").textContent = "";
+    return;
+  }
+  const s = answer.json;
+  springState.answer = s;
+  for (const [label, value, unit, key] of [
+    ["damping ratio ζ", s.dampingRatio, "", "dampingRatio"], ["natural frequency ω₀", s.naturalFrequency, " rad/s", "naturalFrequency"],
+    ["overshoot", s.overshoot * 100, " %", "overshoot"], ["peak time", s.peakTime, " s", "peakTime"],
+    ["settling time", s.settlingTime, " s", "settlingTime"], ["damped period", s.dampedPeriod, " s", "dampedPeriod"],
+    ["stiffness", s.stiffness, "", "stiffness"], ["damping", s.damping, "", "damping"], ["mass", s.mass, "", "mass"]]) {
+    const item = html("div", { className: "metric", dataset: { metric: key } }, metrics);
+    html("dt", { text: label }, item);
+    html("dd", { text: value === null || value === undefined ? "—" : fmt(value, 3) + unit }, item);
+  }
+  drawSpringCurve(s);
+  const table = $("spring-table");
+  table.textContent = "";
+  const head = html("tr", {}, table);
+  html("th", { text: "form" }, head); html("th", { text: "parameters" }, head); html("th", {}, head);
+  const rows = Object.entries(s.forms || {});
+  if (s.easing && s.easing.css) rows.push(["CSS easing", `transition-timing-function: ${s.easing.css}; transition-duration: ${fmt(s.easing.duration, 3)}s;`]);
+  for (const [form, params] of rows) {
+    const row = html("tr", { dataset: { form } }, table);
+    html("td", { className: "form-name", text: form }, row);
+    const text = params === null ? "not expressible" : typeof params === "string" ? params : JSON.stringify(params);
+    html("td", { className: params === null ? "code dim" : "code", text }, row);
+    const cell = html("td", {}, row);
+    if (params !== null) {
+      const button = html("button", { type: "button", className: "ghost", text: "Copy" }, cell);
+      button.addEventListener("click", () => copyText(text, button));
+    }
+  }
+}
+
+/// x(t) of a spring from 0 to 1 at rest, from ω0 and ζ (closed form).
+function springX(omega, zeta, t) {
+  if (zeta < 1) {
+    const wd = omega * Math.sqrt(1 - zeta * zeta);
+    return 1 - Math.exp(-zeta * omega * t) * (Math.cos(wd * t) + (zeta * omega / wd) * Math.sin(wd * t));
+  }
+  if (zeta === 1) return 1 - Math.exp(-omega * t) * (1 + omega * t);
+  const s = Math.sqrt(zeta * zeta - 1);
+  const r1 = -omega * (zeta - s), r2 = -omega * (zeta + s);
+  return 1 - (r2 * Math.exp(r1 * t) - r1 * Math.exp(r2 * t)) / (r2 - r1);
+}
+
+function drawSpringCurve(s) {
+  const svg = $("spring-plot");
+  svg.textContent = "";
+  const width = svg.clientWidth || 420, height = 220, left = 34, right = 10, top = 12, bottom = 26;
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  if (!s) {
+    const text = el("text", { x: width / 2, y: height / 2, class: "empty", "text-anchor": "middle" }, svg);
+    text.textContent = "No spring has these parameters.";
+    return;
+  }
+  const end = Math.max(0.1, (s.settlingTime || 1) * 1.3);
+  const peak = 1 + Math.max(0, s.overshoot || 0);
+  const low = Math.min(0, ...Array.from({ length: 200 }, (_, k) => springX(s.naturalFrequency, s.dampingRatio, k / 199 * end)));
+  const x = (t) => left + t / end * (width - left - right);
+  const y = (v) => top + (peak * 1.05 - v) / (peak * 1.05 - low) * (height - top - bottom);
+  for (const v of [0, 1]) {
+    el("line", { x1: left, x2: width - right, y1: y(v), y2: y(v), class: v ? "goal" : "grid" }, svg);
+    const label = el("text", { x: left - 6, y: y(v) + 4, class: "axis-value", "text-anchor": "end" }, svg);
+    label.textContent = String(v);
+  }
+  const step = niceStep(end, 5);
+  for (let t = 0; t <= end + 1e-9; t += step) {
+    const label = el("text", { x: x(t), y: height - 8, class: "tick", "text-anchor": "middle" }, svg);
+    label.textContent = `${fmt(t, 2)} s`;
+  }
+  if (s.settlingTime) {
+    el("line", { x1: x(s.settlingTime), x2: x(s.settlingTime), y1: top, y2: height - bottom, class: "event" }, svg);
+    const label = el("text", { x: x(s.settlingTime) + 4, y: top + 10, class: "event-label" }, svg);
+    label.textContent = "settled";
+  }
+  const d = Array.from({ length: 241 }, (_, k) => {
+    const t = k / 240 * end;
+    return `${k ? "L" : "M"}${x(t).toFixed(2)} ${y(springX(s.naturalFrequency, s.dampingRatio, t)).toFixed(2)}`;
+  }).join("");
+  el("path", { d, class: "track spring-curve-line", stroke: PALETTE[0] }, svg);
+  if (s.peakTime) el("circle", { cx: x(s.peakTime), cy: y(1 + s.overshoot), r: 4, class: "peak" }, svg);
+}
+
+$("spring-use").addEventListener("click", () => {
+  const s = springState.answer;
+  if (!s) return;
+  const params = s.forms && s.forms["response-dampingRatio"];
+  const doc = { fps: 60, target: { x: 0 },
+    motion: { type: "spring", ...(params || { stiffness: s.stiffness, damping: s.damping, mass: s.mass }), properties: [ { path: "x", to: 100 } ] } };
+  setEditorText(prettyJSON(doc));
+  runNow().then(() => play());
+  window.scrollTo({ top: 0, behavior: "smooth" });
+});
+
+// ---------------------------------------------------------------------------------------
+// Start-up: find out what this server supports, then load the first example.
+
+async function discover() {
+  const tiny = { fps: 10, target: { x: 0 }, motion: { type: "tween", duration: 0.2, properties: [ { path: "x", to: 1 } ] } };
+  const formatProbes = EXPORT_FORMATS.map(async (format) => {
+    const answer = await post("/v1/timelines", { ...tiny, output: { format: format.id } }).catch(() => null);
+    // A server without the format refuses the field or its value, naming /output/format.
+    const refused = !answer || (!answer.ok && (!answer.json || (answer.json.errors || []).some((e) => e.pointer === "/output/format")));
+    return refused ? null : format.id;
+  });
+  // The spring designer needs POST /v1/springs: listed in the server's own openapi.yaml, and answering.
+  const springProbe = fetch("/openapi.yaml").then((r) => r.text()).then((spec) => /^\s{2}\/v1\/springs:/m.test(spec)
+    ? post("/v1/springs", { response: 0.5, dampingRatio: 0.7 }).then((a) => a.ok) : false).catch(() => false);
+  const exampleProbes = window.PLAYGROUND_EXAMPLES.map(async (example) => {
+    if (!example.probe) return example;
+    const answer = await post("/v1/timelines", forPage(example.doc)).catch(() => null);
+    return answer && answer.ok ? example : null;
+  });
+  const [formats, springs, examples] = await Promise.all([Promise.all(formatProbes), springProbe, Promise.all(exampleProbes)]);
+  state.formats = ["document", "json", ...formats.filter(Boolean)];
+  state.springs = springs;
+  state.examples = examples.filter(Boolean);
+}
+
+async function start() {
+  renderGutter();
+  renderStage();
+  renderPlot();
+  try {
+    await discover();
+  } catch (error) {
+    setStatus("The server cannot be reached", "bad");
+    return;
+  }
+  const select = $("examples");
+  for (const example of state.examples) html("option", { value: example.id, text: example.title }, select);
+  renderFormatTabs();
+  $("springs-tab").hidden = !state.springs;
+  if (state.springs) renderSpringInputs();
+  document.body.dataset.ready = "true";
+  document.body.dataset.formats = state.formats.join(" ");
+  document.body.dataset.springs = String(state.springs);
+  await loadExample(location.hash.slice(1));
+  document.body.dataset.loaded = "true";
+}
+
+window.addEventListener("resize", debounce(() => { renderStage(); renderPlot(); }, 150));
+window.playground = { state, valuesAt, seekTo, play, pause, loadExample, runNow };
+start();
