@@ -37,6 +37,7 @@ let package = Package(
                 .embedInCode("Playground/playground.css"),
                 .embedInCode("Playground/examples.js"),
                 .embedInCode("Playground/app.js"),
+                .embedInCode("Playground/tools.js"),
             ]
         ),
         .executableTarget(name: "MotionServer", dependencies: ["MotionHTTP"]),

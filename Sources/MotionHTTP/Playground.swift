@@ -21,6 +21,7 @@ struct PlaygroundAssets: Sendable {
         var assets: [String: Asset] = [:]
         for (name, type, body) in [
             ("app.js", "text/javascript; charset=utf-8", PackageResources.app_js),
+            ("tools.js", "text/javascript; charset=utf-8", PackageResources.tools_js),
             ("playground.css", "text/css; charset=utf-8", PackageResources.playground_css),
             ("examples.js", "text/javascript; charset=utf-8", PackageResources.examples_js),
         ] {
