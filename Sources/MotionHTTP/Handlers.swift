@@ -33,6 +33,8 @@ struct Handlers: Sendable {
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
         router.add("POST", "/v1/sessions/{id}/retarget", retarget)
+        router.add("GET", "/") { _ in playground.pageResponse() }
+        router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
         router.add("GET", "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz", readiness)
@@ -42,8 +44,6 @@ struct Handlers: Sendable {
         router.add("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
         }
-        router.add("GET", "/") { _ in playground.pageResponse() }
-        router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
         return router
     }
 

@@ -4,9 +4,9 @@ import Foundation
 /// `Sources/MotionHTTP/Playground/` (plain HTML, CSS and JavaScript; docs/playground.md).
 ///
 /// Caching: the page is `no-cache` (revalidated on every load, it is small), and it links its
-/// assets as `/playground/<file>?v=<content hash>`. An asset asked for with the current hash
-/// never changes, so it is cacheable for a year (`immutable`); asked for without it (or with
-/// another) it is `no-cache`, so a new binary never serves a stale script to a fresh page.
+/// assets by content version, `/playground/app.<hash>.js`. Under its current hash an asset
+/// never changes, so it is cacheable for a year (`immutable`); under its plain name (or an
+/// old hash) it is `no-cache`, so a new binary never pairs a fresh page with a stale script.
 struct PlaygroundAssets: Sendable {
     struct Asset: Sendable {
         var contentType: String
@@ -29,7 +29,7 @@ struct PlaygroundAssets: Sendable {
         }
         var html = String(decoding: PackageResources.index_html, as: UTF8.self)
         for (name, asset) in assets {
-            html = html.replacingOccurrences(of: "/playground/\(name)\"", with: "/playground/\(name)?v=\(asset.version)\"")
+            html = html.replacingOccurrences(of: "/playground/\(name)\"", with: "/playground/\(Self.versioned(name, asset.version))\"")
         }
         self.page = Array(html.utf8)
         self.assets = assets
@@ -46,11 +46,26 @@ struct PlaygroundAssets: Sendable {
         HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")] + Self.securityHeaders, body: page)
     }
 
-    func assetResponse(_ request: HTTPRequest) -> HTTPResponse {
-        guard let name = request.pathParameters["file"], let asset = assets[name] else {
-            return ProblemDetails.notFound(request.path).response
+    /// `app.js` under version `v`: `app.v.js`.
+    static func versioned(_ name: String, _ version: String) -> String {
+        guard let dot = name.lastIndex(of: ".") else { return name + "." + version }
+        return name[..<dot] + "." + version + name[dot...]
+    }
+
+    /// `app.js` → (app.js, nil); `app.0123456789abcdef.js` → (app.js, 0123456789abcdef).
+    static func unversioned(_ file: String) -> (name: String, version: Substring?) {
+        let parts = file.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count == 16, parts[1].utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            return (file, nil)
         }
-        let caching = request.query["v"] == asset.version ? "public, max-age=31536000, immutable" : "no-cache"
+        return (parts[0] + "." + parts[2], parts[1])
+    }
+
+    func assetResponse(_ request: HTTPRequest) -> HTTPResponse {
+        guard let file = request.pathParameters["file"] else { return ProblemDetails.notFound(request.path).response }
+        let (name, version) = Self.unversioned(file)
+        guard let asset = assets[name] else { return ProblemDetails.notFound(request.path).response }
+        let caching = version.map(String.init) == asset.version ? "public, max-age=31536000, immutable" : "no-cache"
         return HTTPResponse(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", caching), ("ETag", "\"\(asset.version)\"")] + Self.securityHeaders, body: asset.body)
     }
 

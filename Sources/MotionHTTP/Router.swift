@@ -15,9 +15,7 @@ struct Router: Sendable {
         if let index = routes.firstIndex(where: { $0.pattern == pattern }) {
             routes[index].methods.append((method, handler))
         } else {
-            // "/" is the one pattern with an empty segment: the root.
-            let segments = pattern == "/" ? [""] : pattern.split(separator: "/")
-            routes.append(Route(pattern: pattern, segments: segments, methods: [(method, handler)]))
+            routes.append(Route(pattern: pattern, segments: pattern.split(separator: "/"), methods: [(method, handler)]))
         }
     }
 
@@ -41,6 +39,8 @@ struct Router: Sendable {
     }
 
     private static func match(_ pattern: [Substring], _ path: ArraySlice<Substring>) -> [String: String]? {
+        // The root: the pattern "/" has no segments, the path "/" one empty one.
+        if pattern.isEmpty { return path.count == 1 && path.first == "" ? [:] : nil }
         guard pattern.count == path.count else { return nil }
         var parameters: [String: String] = [:]
         for (expected, actual) in zip(pattern, path) {
