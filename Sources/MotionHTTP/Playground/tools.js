@@ -30,6 +30,8 @@ async function exportText(format) {
   } else {
     const doc = JSON.parse(JSON.stringify(state.doc));
     if (format !== "json") { doc.output = { ...(doc.output || {}), format }; }
+    const generated = format === "lottie" && !doc.output.lottie && state.model;
+    if (generated) doc.output.lottie = lottieFromStage();
     const answer = await post("/v1/timelines", doc);
     if (!answer.ok) {
       const errors = (answer.json && answer.json.errors) || [];
@@ -38,22 +40,72 @@ async function exportText(format) {
                  hint: `${answer.status}: this document cannot be exported as ${format}` };
     } else {
       const text = answer.type.includes("json") ? JSON.stringify(JSON.parse(answer.text), null, 2) : answer.text;
-      result = { text, hint: `${answer.type.split(";")[0]} · ${answer.text.length.toLocaleString()} bytes`, svg: format === "svg" ? answer.text : null };
+      result = { text, hint: `${answer.type.split(";")[0]} · ${answer.text.length.toLocaleString()} bytes`
+                          + (generated ? " · layers made from the stage's elements (give output.lottie to choose your own)" : ""),
+                 svg: format === "svg" ? answer.text : null };
     }
   }
   state.exportCache.set(format, result);
   return result;
 }
 
+/// `output.lottie` for a document that has none: one layer per stage element, in the
+/// document's own units — a point at its x and y, a lane's value along x on its own row —
+/// filled with its colour, turned by its rotation, faded by its opacity.
+function lottieFromStage() {
+  const { entities, ranges } = state.model;
+  const tracks = state.timeline.tracks;
+  const pad = 24, row = 40;
+  const ref = (index) => "{" + tracks[index].path + "}";
+  const layers = [];
+  let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+  const points = entities.filter((e) => e.kind === "point");
+  for (const e of points) {
+    minX = Math.min(minX, ranges[e.tracks.x].min); maxX = Math.max(maxX, ranges[e.tracks.x].max + (e.size ? e.size.width : 0));
+    minY = Math.min(minY, ranges[e.tracks.y].min); maxY = Math.max(maxY, ranges[e.tracks.y].max + (e.size ? e.size.height : 0));
+  }
+  const pointsHeight = points.length ? maxY - minY + 2 * pad : 0;
+  let width = points.length ? maxX - minX + 2 * pad : 0;
+  entities.forEach((e, n) => {
+    const layer = { name: e.name, fill: PALETTE[n % PALETTE.length] };
+    if (e.colour) layer.fill = "{" + e.colour.path + "}";
+    if (e.tracks.opacity !== undefined) layer.opacity = ref(e.tracks.opacity);
+    if (e.tracks.rotation !== undefined) layer.rotation = ref(e.tracks.rotation);
+    if (e.kind === "point") {
+      layer.shape = e.size ? "rect" : "ellipse";
+      layer.size = e.size ? [e.size.width, e.size.height] : [18, 18];
+      layer.position = [ref(e.tracks.x), ref(e.tracks.y)];
+      layer.anchor = [minX - pad, minY - pad];
+    } else {
+      const lane = entities.filter((other) => other.kind === "lane").indexOf(e);
+      const range = e.main !== undefined ? ranges[e.main] : { min: 0, max: 0 };
+      layer.shape = e.main !== undefined ? "ellipse" : "rect";
+      layer.size = e.main !== undefined ? [18, 18] : [48, 24];
+      layer.position = [e.main !== undefined ? ref(e.main) : range.min, pointsHeight + pad + lane * row];
+      layer.anchor = [range.min - pad, 0];
+      width = Math.max(width, range.max - range.min + 2 * pad);
+    }
+    layers.push(layer);
+  });
+  const lanes = entities.filter((e) => e.kind === "lane").length;
+  const height = pointsHeight + (lanes ? lanes * row + pad : 0);
+  return { width: Math.max(64, Math.ceil(width)), height: Math.max(64, Math.ceil(height)), layers: layers.slice(0, 256) };
+}
+
 let exportSerial = 0;
 async function refreshExport() {
   if ($("tab-export").hidden || !state.doc) return;
   const serial = ++exportSerial;
+  if (!state.exportCache.has(state.exportFormat)) {
+    $("export-hint").textContent = "Computing…";
+    $("export-text").classList.add("pending");
+  }
   const result = await exportText(state.exportFormat);
   if (serial !== exportSerial) return;
   const pre = $("export-text");
   pre.textContent = result.text.length > 200000 ? result.text.slice(0, 200000) + "\n… (Copy takes all of it)" : result.text;
   pre.classList.toggle("error", !!result.error);
+  pre.classList.remove("pending");
   $("export-hint").textContent = result.hint;
   const image = $("export-image");
   if (result.svg) {
