@@ -9,6 +9,9 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
 const LINE_HEIGHT = 20;      // px, must match .editor textarea in playground.css
 const EDITOR_PAD = 10;       // px, textarea padding-top
+const MAX_PLOTTED_TRACKS = 300;   // rows the plot draws (the rest are named in its hint)
+const MAX_STAGE_ELEMENTS = 300;   // elements the stage draws
+const MAX_EVENT_MARKS = 1000;     // events the plot marks
 const PALETTE = ["#7aa2f7", "#f7b32b", "#3ecf8e", "#ff6f91", "#b48ead", "#4fd1c5", "#ff9e64",
                  "#c0caf5", "#9ece6a", "#e0af68", "#f7768e", "#73daca"];
 const CHANNEL_COLOURS = { red: "#ff6b6b", green: "#51cf66", blue: "#5c9cff", alpha: "#adb5bd" };
@@ -432,10 +435,27 @@ function buildModel(doc, timeline) {
     const base = targetValue(target, e.name);
     e.size = base && typeof base === "object" && typeof base.width === "number" && typeof base.height === "number"
       ? { width: base.width, height: base.height } : null;
-    e.kind = (t.x !== undefined && t.y !== undefined) ? "point" : "lane";
+    // an object placed at a constant x and y in the target stands where it is
+    e.fixed = base && typeof base === "object" && typeof base.x === "number" && typeof base.y === "number"
+      ? { x: base.x, y: base.y } : null;
+    e.kind = (t.x !== undefined || t.y !== undefined) && (t.x !== undefined || e.fixed) && (t.y !== undefined || e.fixed)
+      || (e.fixed && (e.colour || t.opacity !== undefined || t.width !== undefined || t.height !== undefined || t.rotation !== undefined)) ? "point" : "lane";
     e.main = t.value ?? t.x ?? t.y ?? t.width ?? t.height ?? t.opacity ?? t.scale ?? t.rotation;
   }
   return { entities: list, ranges };
+}
+
+/// A point's x or y: from its track, or where the target places it.
+function coord(e, axis, values) {
+  return e.tracks[axis] !== undefined ? values[e.tracks[axis]] : e.fixed[axis];
+}
+
+function coordSeries(e, axis, timeline) {
+  return e.tracks[axis] !== undefined ? timeline.tracks[e.tracks[axis]].values : timeline.times.map(() => e.fixed[axis]);
+}
+
+function coordRange(e, axis, ranges) {
+  return e.tracks[axis] !== undefined ? ranges[e.tracks[axis]] : { min: e.fixed[axis], max: e.fixed[axis] };
 }
 
 /// Every track's value at time t, interpolated linearly between the frames around it (the
@@ -473,8 +493,9 @@ function renderStage() {
     stageLayout = null;
     return;
   }
-  const points = model.entities.filter((e) => e.kind === "point");
-  const lanes = model.entities.filter((e) => e.kind === "lane");
+  const shown = model.entities.slice(0, MAX_STAGE_ELEMENTS);
+  const points = shown.filter((e) => e.kind === "point");
+  const lanes = shown.filter((e) => e.kind === "lane");
   const laneHeight = 30, laneLeft = Math.min(150, width * 0.3), pad = 18;
   let y = 8;
   stageLayout = { width, points: [], lanes: [] };
@@ -482,7 +503,7 @@ function renderStage() {
     // one shared 2-D space for every element with x and y, fitted to all their positions
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
     for (const e of points) {
-      const xs = timeline.tracks[e.tracks.x].values, ys = timeline.tracks[e.tracks.y].values;
+      const xs = coordSeries(e, "x", timeline), ys = coordSeries(e, "y", timeline);
       const w = e.tracks.width !== undefined ? model.ranges[e.tracks.width].max : e.size ? e.size.width : 0;
       const h = e.tracks.height !== undefined ? model.ranges[e.tracks.height].max : e.size ? e.size.height : 0;
       for (const v of xs) { minX = Math.min(minX, v); maxX = Math.max(maxX, v + w); }
@@ -498,11 +519,14 @@ function renderStage() {
                   invX: (px) => (px - offsetX) / scale, invY: (py) => (py - offsetY) / scale };
     points.forEach((e, n) => {
       const colour = PALETTE[n % PALETTE.length];
-      const xs = timeline.tracks[e.tracks.x].values, ys = timeline.tracks[e.tracks.y].values;
-      const d = xs.map((x, k) => `${k ? "L" : "M"}${map.x(x).toFixed(1)} ${map.y(ys[k]).toFixed(1)}`).join("");
-      el("path", { d, class: e.follower ? "trail follower-path" : "trail", stroke: colour }, stage);
-      const g = el("g", { class: "element point", "data-entity": e.name,
-                          "data-x-path": timeline.tracks[e.tracks.x].path, "data-y-path": timeline.tracks[e.tracks.y].path }, stage);
+      if (e.tracks.x !== undefined || e.tracks.y !== undefined) {
+        const xs = coordSeries(e, "x", timeline), ys = coordSeries(e, "y", timeline);
+        const d = xs.map((x, k) => `${k ? "L" : "M"}${map.x(x).toFixed(1)} ${map.y(ys[k]).toFixed(1)}`).join("");
+        el("path", { d, class: e.follower ? "trail follower-path" : "trail", stroke: colour }, stage);
+      }
+      const g = el("g", { class: "element point", "data-entity": e.name }, stage);
+      if (e.tracks.x !== undefined) g.setAttribute("data-x-path", timeline.tracks[e.tracks.x].path);
+      if (e.tracks.y !== undefined) g.setAttribute("data-y-path", timeline.tracks[e.tracks.y].path);
       let shape;
       if (e.tracks.width !== undefined || e.tracks.height !== undefined || e.size) {
         shape = el("rect", { rx: 6, class: "body" }, g);
@@ -512,8 +536,12 @@ function renderStage() {
         shape = el("circle", { r: 9, class: "body" }, g);
       }
       shape.setAttribute("fill", colour);
-      const label = el("text", { class: "label", x: 14, y: -12 }, g);
-      label.textContent = e.name;
+      if (points.length <= 6) {
+        const label = el("text", { class: "label", x: 14, y: -12 }, g);
+        label.textContent = e.name;
+      }
+      const title = el("title", {}, g);
+      title.textContent = e.name;
       stageLayout.points.push({ entity: e, node: g, shape, colour, map });
     });
     stageLayout.area = { top: y, bottom: y + boxHeight, map };
@@ -541,7 +569,8 @@ function renderStage() {
   y += lanes.length * laneHeight;
   stage.setAttribute("viewBox", `0 0 ${width} ${Math.max(y + 4, 60)}`);
   stage.style.height = `${Math.max(y + 4, 60)}px`;
-  $("stage-hint").textContent = `${model.entities.length} element${model.entities.length === 1 ? "" : "s"}`;
+  const count = model.entities.length;
+  $("stage-hint").textContent = `${count > shown.length ? `the first ${shown.length} of ` : ""}${count} element${count === 1 ? "" : "s"}`;
   drawFrame();
 }
 
@@ -587,7 +616,7 @@ function drawFrame(values) {
   values = values || valuesAt(state.timeline, state.time);
   for (const p of stageLayout.points) {
     const t = p.entity.tracks;
-    const x = values[t.x], y = values[t.y];
+    const x = coord(p.entity, "x", values), y = coord(p.entity, "y", values);
     p.node.setAttribute("transform", `translate(${p.map.x(x).toFixed(2)} ${p.map.y(y).toFixed(2)})`);
     if (t.rotation !== undefined) {
       p.shape.setAttribute("transform", `rotate(${values[t.rotation].toFixed(2)})`);
@@ -650,7 +679,7 @@ function renderPlot() {
     plotLayout = null;
     return;
   }
-  const tracks = timeline.tracks;
+  const tracks = timeline.tracks.slice(0, MAX_PLOTTED_TRACKS);
   // wide: names in a column left of the value axes; narrow: names inside their rows
   const longest = Math.max(...tracks.map((t) => Math.min(t.path.length, 24)), 4);
   const inside = width < 640;
@@ -675,7 +704,7 @@ function renderPlot() {
   // events, labelled where there is room
   let lastLabel = -Infinity;
   const events = timeline.events || [];
-  for (const event of events) {
+  for (const event of events.slice(0, MAX_EVENT_MARKS)) {
     const ex = x(event.time);
     const text = event.type + (event.type === "stepped" ? " " + event.step : "");
     const mark = el("line", { x1: ex, x2: ex, y1: top - 6, y2: height - axis, class: "event event-" + event.type }, plot);
@@ -715,7 +744,8 @@ function renderPlot() {
   const head = el("g", { id: "playhead", class: "playhead" }, plot);
   el("line", { x1: 0, x2: 0, y1: top - 4, y2: height - axis, class: "playhead-line" }, head);
   el("path", { d: "M-6 " + (top - 12) + " L6 " + (top - 12) + " L0 " + (top - 4) + " Z", class: "playhead-knob" }, head);
-  $("plot-hint").textContent = `${tracks.length} track${tracks.length === 1 ? "" : "s"} · ${events.length} event${events.length === 1 ? "" : "s"} · each row scaled to its own range`;
+  const all = timeline.tracks.length;
+  $("plot-hint").textContent = `${all > tracks.length ? `the first ${tracks.length} of ` : ""}${all} track${all === 1 ? "" : "s"} · ${events.length} event${events.length === 1 ? "" : "s"} · each row scaled to its own range`;
   movePlayhead(state.time);
 }
 

@@ -118,10 +118,11 @@ window.PLAYGROUND_EXAMPLES = [
     id: "stagger", probe: true, title: "Stagger — a 3×4 grid rippling from its centre",
     doc: {
       fps: 60,
-      target: { items: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] },
-      motion: { type: "tween", duration: 0.6, easing: "sine.inOut", reverses: true,
-                stagger: { each: 0.08, from: "center", grid: [3, 4] },
-                properties: [ { path: "items.*", to: 100 } ] }
+      target: { items: Array.from({ length: 12 }, (_, i) => (
+        { x: (i % 4) * 50, y: Math.floor(i / 4) * 50, width: 36, height: 36, color: "#4c8dff40" })) },
+      motion: { type: "tween", duration: 0.5, easing: "sine.inOut", reverses: true,
+                stagger: { each: 0.1, from: "center", grid: [3, 4] },
+                properties: [ { path: "items.*.color", to: "#f7b32b" } ] }
     }
   }
 ];

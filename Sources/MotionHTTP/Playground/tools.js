@@ -61,8 +61,9 @@ function lottieFromStage() {
   let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
   const points = entities.filter((e) => e.kind === "point");
   for (const e of points) {
-    minX = Math.min(minX, ranges[e.tracks.x].min); maxX = Math.max(maxX, ranges[e.tracks.x].max + (e.size ? e.size.width : 0));
-    minY = Math.min(minY, ranges[e.tracks.y].min); maxY = Math.max(maxY, ranges[e.tracks.y].max + (e.size ? e.size.height : 0));
+    const rx = coordRange(e, "x", ranges), ry = coordRange(e, "y", ranges);
+    minX = Math.min(minX, rx.min); maxX = Math.max(maxX, rx.max + (e.size ? e.size.width : 0));
+    minY = Math.min(minY, ry.min); maxY = Math.max(maxY, ry.max + (e.size ? e.size.height : 0));
   }
   const pointsHeight = points.length ? maxY - minY + 2 * pad : 0;
   let width = points.length ? maxX - minX + 2 * pad : 0;
@@ -74,7 +75,7 @@ function lottieFromStage() {
     if (e.kind === "point") {
       layer.shape = e.size ? "rect" : "ellipse";
       layer.size = e.size ? [e.size.width, e.size.height] : [18, 18];
-      layer.position = [ref(e.tracks.x), ref(e.tracks.y)];
+      layer.position = ["x", "y"].map((axis) => e.tracks[axis] !== undefined ? ref(e.tracks[axis]) : e.fixed[axis]);
       layer.anchor = [minX - pad, minY - pad];
     } else {
       const lane = entities.filter((other) => other.kind === "lane").indexOf(e);
@@ -288,12 +289,14 @@ function retargetAt(point) {
     const values = state.live.values || valuesAt(state.timeline, state.time);
     let best = stageLayout.points[0], bestDistance = Infinity;
     for (const p of stageLayout.points) {
-      const dx = p.map.x(values[p.entity.tracks.x]) - point.x, dy = p.map.y(values[p.entity.tracks.y]) - point.y;
+      const dx = p.map.x(coord(p.entity, "x", values)) - point.x, dy = p.map.y(coord(p.entity, "y", values)) - point.y;
       if (dx * dx + dy * dy < bestDistance) { best = p; bestDistance = dx * dx + dy * dy; }
     }
     const t = best.entity.tracks, tracks = state.timeline.tracks;
-    return { marker: [point.x, point.y], requests: [
-      { path: tracks[t.x].path, to: area.map.invX(point.x) }, { path: tracks[t.y].path, to: area.map.invY(point.y) }] };
+    const requests = [];
+    if (t.x !== undefined) requests.push({ path: tracks[t.x].path, to: area.map.invX(point.x) });
+    if (t.y !== undefined) requests.push({ path: tracks[t.y].path, to: area.map.invY(point.y) });
+    return { marker: [point.x, point.y], requests };
   }
   return null;
 }
