@@ -172,6 +172,13 @@ include-operation-id = "createSession"
 [operations.phases.coverage]
 enabled = false
 
+# The playground's assets are files: a name outside the pattern is simply not there (404).
+[[operations]]
+include-operation-id = "playgroundAsset"
+
+[operations.checks.negative_data_rejection]
+expected-statuses = ["400", "404", "405", "413", "415", "422"]
+
 # A live session streams for as long as it runs: watchers are checked further below.
 [[operations]]
 include-operation-id = "watchSession"
