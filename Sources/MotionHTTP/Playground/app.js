@@ -214,6 +214,39 @@ function renderGutter() {
 function syncScroll() {
   $("gutter").style.transform = `translateY(${-editor.scrollTop}px)`;
   $("marks").style.transform = `translateY(${-editor.scrollTop}px)`;
+  placeMarks();
+}
+
+let charWidth = 0;
+/// The width of one character of the editor's monospace font.
+function editorCharWidth() {
+  if (!charWidth) {
+    const context = document.createElement("canvas").getContext("2d");
+    context.font = getComputedStyle(editor).font;
+    charWidth = context.measureText("0123456789").width / 10 || 7.8;
+  }
+  return charWidth;
+}
+
+/// Each message sits just after the end of its line when there is room, otherwise at the
+/// right edge over the line's end (on an opaque label).
+function placeMarks() {
+  const lines = editor.value.split("\n");
+  const room = editor.clientWidth;
+  for (const text of document.querySelectorAll("#marks .mark-text")) {
+    const line = Number(text.parentElement.dataset.line);
+    const end = 12 + (lines[line - 1] || "").replace(/\t/g, "  ").length * editorCharWidth() - editor.scrollLeft + 18;
+    const width = text.offsetWidth;
+    if (end + width <= room - 8 && end >= 12) {
+      text.style.left = `${end}px`;
+      text.style.right = "auto";
+      text.classList.remove("over");
+    } else {
+      text.style.left = "auto";
+      text.style.right = "8px";
+      text.classList.add("over");
+    }
+  }
 }
 
 function showProblems(problems) {
@@ -239,6 +272,7 @@ function showProblems(problems) {
     item.addEventListener("click", () => revealLine(problem.line));
   }
   $("editor-box").classList.toggle("has-problems", problems.length > 0);
+  placeMarks();
 }
 
 function revealLine(line) {

@@ -411,6 +411,7 @@ async function springUpdate() {
     html("dd", { text: value === null || value === undefined ? "—" : fmt(value, 3) + unit }, item);
   }
   drawSpringCurve(s);
+  previewSpring(s);
   const table = $("spring-table");
   table.textContent = "";
   const head = html("tr", {}, table);
@@ -428,6 +429,19 @@ async function springUpdate() {
       button.addEventListener("click", () => copyText(text, button));
     }
   }
+}
+
+/// The CSS easing the server made, played by the browser itself: a ball across the preview.
+function previewSpring(s) {
+  const ball = $("spring-ball"), track = $("spring-preview");
+  for (const animation of ball.getAnimations()) animation.cancel();
+  if (!s.easing || !s.easing.css || !(s.easing.duration > 0)) return;
+  const distance = Math.max(40, track.clientWidth - 64);
+  try {
+    ball.animate([{ transform: "translateX(0)" }, { transform: `translateX(${distance}px)` }],
+                 { duration: Math.min(s.easing.duration, 10) * 1000, easing: s.easing.css, iterations: Infinity,
+                   direction: "alternate", endDelay: 400 });
+  } catch (_) { /* a browser without linear() easings */ }
 }
 
 /// x(t) of a spring from 0 to 1 at rest, from ω0 and ζ (closed form).
