@@ -345,10 +345,13 @@ def test_spring_designer(page, server, output_dir):
 
 
 def test_screenshots(page, server, output_dir):
-    open_playground(page, server, "path")
-    page.evaluate("playground.seekTo(0.8)")
+    open_playground(page, server, "group")
+    page.evaluate("playground.seekTo(0.7)")
     page.screenshot(path=str(output_dir / "playground-1280x800.png"))
     page.screenshot(path=str(output_dir / "playground-1280x800-full.png"), full_page=True)
+    pick(page, "path")
+    page.evaluate("playground.seekTo(0.8)")
+    page.screenshot(path=str(output_dir / "playground-path.png"))
     pick(page, "contiguous")
     page.evaluate("playground.seekTo(1.1)")
     page.screenshot(path=str(output_dir / "playground-sequence.png"))

@@ -222,7 +222,8 @@ let charWidth = 0;
 function editorCharWidth() {
   if (!charWidth) {
     const context = document.createElement("canvas").getContext("2d");
-    context.font = getComputedStyle(editor).font;
+    const style = getComputedStyle(editor);
+    context.font = `${style.fontSize} ${style.fontFamily}`;
     charWidth = context.measureText("0123456789").width / 10 || 7.8;
   }
   return charWidth;

@@ -77,11 +77,11 @@ window.PLAYGROUND_EXAMPLES = [
     id: "group", title: "Group — position, size and colour in parallel",
     doc: {
       fps: 60,
-      target: { box: { x: 0, y: 0, width: 40, height: 40 }, fill: "#4c8dff" },
+      target: { box: { x: 0, y: 0, width: 40, height: 40, color: "#4c8dff" } },
       motion: { type: "group", reverses: true, syncsChildren: true, children: [
         { type: "tween", duration: 0.8, easing: "back.out", properties: [ { path: "box.x", to: 220 } ] },
         { type: "spring", response: 0.5, dampingRatio: 0.6, properties: [ { path: "box.y", to: 90 } ] },
-        { type: "tween", duration: 1.1, easing: "sine.inOut", properties: [ { path: "box.width", to: 90 }, { path: "fill", to: "#f7b32b" } ] } ] }
+        { type: "tween", duration: 1.1, easing: "sine.inOut", properties: [ { path: "box.width", to: 90 }, { path: "box.color", to: "#f7b32b" } ] } ] }
     }
   },
   {
