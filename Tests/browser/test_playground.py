@@ -319,6 +319,32 @@ def test_a_live_session_is_started_and_steered_from_the_page(page, server):
     page.wait_for_function("!document.body.classList.contains('live')")
 
 
+def test_dragging_a_point_retargets_both_of_its_coordinates(page, server):
+    open_playground(page, server, "spring")
+    page.select_option("#speed", "0.1")
+    page.click("#live-start")
+    page.wait_for_function("playground.state.live && playground.state.live.values")
+    session = page.evaluate("playground.state.live.id")
+    area = page.locator("#stage rect.area").bounding_box()
+    # drop the target at a point of the stage; the page converts it to the document's units
+    page.mouse.move(area["x"] + area["width"] * 0.3, area["y"] + area["height"] * 0.7)
+    page.mouse.down()
+    page.mouse.move(area["x"] + area["width"] * 0.2, area["y"] + area["height"] * 0.8, steps=3)
+    page.mouse.up()
+    page.wait_for_function("document.querySelector('#live-log').textContent.split('retargeted').length === 3")
+    retargets = json.loads(server.request("GET", f"/v1/sessions/{session}")[2])["retargets"]
+    assert [r["path"] for r in retargets] == ["dot.x", "dot.y"]
+    # the marker is where the pointer let go, and the values map back onto it
+    marker = page.locator("#retarget-marker circle").bounding_box()
+    expected = page.evaluate("""([x, y]) => {
+        const box = document.querySelector('#stage').getBoundingClientRect(), vb = document.querySelector('#stage').viewBox.baseVal;
+        const map = playground.stageMap();
+        return [map.invX((x - box.left) * vb.width / box.width), map.invY((y - box.top) * vb.height / box.height)];
+    }""", [marker["x"] + marker["width"] / 2, marker["y"] + marker["height"] / 2])
+    assert abs(retargets[0]["to"] - expected[0]) < 1 and abs(retargets[1]["to"] - expected[1]) < 1
+    page.click("#live-stop")
+
+
 def test_spring_designer(page, server, output_dir):
     if not server_has(server, "/v1/springs", {"response": 0.5, "dampingRatio": 0.7}):
         pytest.skip("this server has no POST /v1/springs")

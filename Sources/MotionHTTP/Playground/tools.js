@@ -553,5 +553,6 @@ async function start() {
 }
 
 window.addEventListener("resize", debounce(() => { renderStage(); renderPlot(); }, 150));
-window.playground = { state, valuesAt, seekTo, play, pause, loadExample, runNow };
+window.playground = { state, valuesAt, seekTo, play, pause, loadExample, runNow,
+                      stageMap: () => stageLayout && stageLayout.area && stageLayout.area.map };
 start();
