@@ -13,7 +13,7 @@ FROM swift:6.3-bookworm AS build
 # Build dependencies of the CMicroHTTPD system-library target.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev pkg-config zlib1g-dev \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

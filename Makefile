@@ -10,18 +10,20 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test bench-instructions test-docs
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
 ## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the browser
-## tests (headless Chromium), the Swift suites, then the short abuse suite.
+## tests (headless Chromium), the Swift suites, every documented example against a live
+## server, then the short abuse suite.
 test: deps-test deps-python
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint-docker test-api test-browser
 	$(SWIFT) test --skip-build --disable-swift-testing
+	$(MAKE) --no-print-directory test-docs
 	$(MAKE) --no-print-directory stress-short
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory fuzz-short; fi
 
@@ -64,12 +66,25 @@ test-api: deps-python
 ## against the debug server. Screenshots go to .build/test-output/browser/.
 test-browser: deps-test deps-python
 	$(PYTHON) -m pytest -q Tests/browser
+## Every curl example of README.md and docs/*.md run against a live debug server, its output
+## compared with the answer shown (docs/README.md, "Examples"). README.md alone is what a
+## newcomer runs first: `scripts/check-examples.py README.md`.
+test-docs:
+	scripts/check-examples.py --binary .build/debug/motion-server
 
 lint-docker: deps-python
 	$(VENV)/bin/hadolint Dockerfile
 
 bench: release
 	Benchmarks/run.sh
+
+## Instructions per request (callgrind), beside a minimal libmicrohttpd server and nginx:
+## figures that do not move with machine noise (Benchmarks/scripts/instructions.py).
+bench-instructions: release
+	@mkdir -p Benchmarks/out/bin
+	gcc -O2 -Wall -o Benchmarks/out/bin/mhd_minimal Benchmarks/c/mhd_minimal.c -lmicrohttpd -lpthread
+	python3 Benchmarks/scripts/instructions.py --server .build/release/motion-server \
+	  --minimal Benchmarks/out/bin/mhd_minimal --out Benchmarks/out
 
 ## libFuzzer targets (Fuzz/, docs/fuzzing.md), built with ASan into .build-fuzz.
 fuzz-build: deps

@@ -18,13 +18,32 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // zlib for gzip/deflate answers (Debian's zlib1g-dev; already on every Swift image).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "MotionEngine"),
+        // libmicrohttpd's own refusals (400, 413, 414, 431, 505) rewritten as problem+json by
+        // interposing the two library functions they go through (library_refusals.c); the
+        // linked binary must export both for the library's calls to bind to them.
+        .target(
+            name: "CLibraryRefusals",
+            dependencies: ["CMicroHTTPD"],
+            linkerSettings: [.unsafeFlags([
+                "-Xlinker", "--export-dynamic-symbol=MHD_create_response_from_buffer",
+                "-Xlinker", "--export-dynamic-symbol=MHD_queue_response",
+            ])]
+        ),
         // The HTTP service: everything but `main`, so that fuzz targets can link it.
         .target(
             name: "MotionHTTP",
             dependencies: [
                 "MotionEngine",
                 "CMicroHTTPD",
+                "CLibraryRefusals",
+                "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -208,7 +208,7 @@ fi
 
 # --- 5. scaling ------------------------------------------------------------------------------
 if wants scaling; then
-  log "5. scaling: frames, tracks, depth, path size"
+  log "5. scaling: frames, tracks, depth, path size, keyframes, stagger size"
   collect scaling "${LOAD_PIN[@]}" "$BENCH_BIN/bench-scaling"
 fi
 

@@ -98,5 +98,9 @@ http = [
              request("POST", "/v1/sessions/@/commands", '{"command":"stop","time":1}'),
              request("GET", "/v1/sessions/@/frames", content_type=None)),
 ]
+http += [request("POST", "/v1/springs", b) for b in (
+    '{"response":0.5,"dampingRatio":0.6}', '{"visualDuration":0.3,"bounce":0.25,"tolerance":0.01}',
+    '{"overshoot":0.1,"settlingTime":0.8,"velocity":2}', '{"overshoot":0.2,"peakTime":0.25}',
+    '{"dampingRatio":1.5,"settlingTime":1,"restDelta":0.01}', '{"stiffness":100,"damping":40,"mass":2,"frequency":1}')]
 http += [request("POST", "/v1/timelines", d) for d in documents[:40]]
 write("FuzzHTTP", http, 80)

@@ -166,6 +166,14 @@ enabled = false
 mode = "negative"
 allow-extra-parameters = false
 
+# An If-None-Match of `*` (or a tag that matches) is answered 304 for a document that would
+# be a 200 (API §10.5).
+[[operations]]
+include-operation-id = ["computeTimeline", "computeTimelineBatch"]
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "304", "422"]
+
 [[operations]]
 include-operation-id = "createSession"
 
@@ -183,6 +191,13 @@ expected-statuses = ["400", "404", "405", "413", "415", "422"]
 [[operations]]
 include-operation-id = "watchSession"
 enabled = false
+
+# Problem pages exist for the service's problem names only; other names are 404.
+[[operations]]
+include-operation-id = "problemPage"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "404"]
 
 # Ids are random (404) or those of sessions created above, often completed (409) or with
 # a window that rejects the seek (422).

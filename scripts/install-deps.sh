@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and the tests need, when they are missing
-# (Debian/Ubuntu): libmicrohttpd's headers, pkg-config, Python's venv for the API tools;
-# with --test also what only the tests need (Chromium for the browser tests).
+# (Debian/Ubuntu): libmicrohttpd's and zlib's headers, pkg-config, Python's venv for the API
+# tools; with --test also what only the tests need (Chromium for the browser tests).
 #
 #   scripts/install-deps.sh [--test]
 set -euo pipefail
 
 missing=()
 pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
+pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 if [ "${1:-}" = --test ]; then

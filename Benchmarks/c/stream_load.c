@@ -119,7 +119,7 @@ static void usage(const char *name) {
     exit(2);
 }
 
-/* Frames a window of `duration` at `fps` has (API §4: k/fps while more than 1 us before
+/* Frames a window of `duration` at `fps` has (docs/documents.md: k/fps while more than 1 us before
  * the end, plus the end itself). */
 static long expected_frames(double duration, double fps) {
     double limit = duration - 1e-6;

@@ -285,7 +285,7 @@ def main():
 
     # 5. Scaling
     scaling = {}
-    for name in ("frames", "tracks", "depth", "path", "pathgeometry.build", "pathgeometry.lookup"):
+    for name in ("frames", "tracks", "depth", "path", "stagger", "pathgeometry.build", "pathgeometry.lookup"):
         k = stat(samples, f"scaling.{name}", "exponent")
         if k:
             scaling[name] = k
@@ -295,6 +295,9 @@ def main():
     if "tracks" in scaling:
         k = scaling["tracks"]
         goals.append(("5. scaling", "cost ~ tracks^k, k ≈ 1", f"k = {k.median:.3f} ({k.min:.3f}–{k.max:.3f})", verdict(0.85 <= k.median <= 1.15, "")))
+    if "stagger" in scaling:
+        k = scaling["stagger"]
+        goals.append(("5. scaling", "cost ~ staggered elements^k (a `*` path on a grid, 601 frames), k ≈ 1", f"k = {k.median:.3f} ({k.min:.3f}–{k.max:.3f})", verdict(0.85 <= k.median <= 1.15, "")))
     if "depth" in scaling:
         k = scaling["depth"]
         per_level = stat(samples, "scaling.depth", "us_per_unit")
@@ -451,7 +454,7 @@ def main():
         out.append("")
         out.append("| series | sizes | ms per request (median) | k |")
         out.append("|---|---|---|---|")
-        for name in ("frames", "tracks", "depth", "path"):
+        for name in ("frames", "tracks", "depth", "path", "stagger"):
             if name not in scaling:
                 continue
             sizes = sorted(int(k.rsplit(".", 1)[1]) for k in order if re.match(rf"^scaling\.{name}\.\d+$", k))

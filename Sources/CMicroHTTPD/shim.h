@@ -38,12 +38,14 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t 
         unsigned int thread_pool_size, unsigned int connection_timeout,
         unsigned int connection_limit, unsigned int per_address_limit,
         size_t connection_memory_limit, unsigned int listen_backlog) {
+    // The logger comes first: libmicrohttpd prints messages about options given before it
+    // with its own logger, raw to stderr.
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+        MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_trampoline, cls,
         MHD_OPTION_SOCK_ADDR, bind_address,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, cls,
         MHD_OPTION_NOTIFY_CONNECTION, notify, cls,
-        MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_trampoline, cls,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,

@@ -1,3 +1,4 @@
+import CLibraryRefusals
 import CMicroHTTPD
 import Foundation
 import Logging
@@ -179,8 +180,12 @@ final class HTTPDaemon: @unchecked Sendable {
                                   query: Self.queryArguments(connection),
                                   contentType: Self.header(connection, "Content-Type"),
                                   accept: Self.header(connection, "Accept"),
-                                  body: context.body)
+                                  body: context.body,
+                                  acceptEncoding: Self.header(connection, "Accept-Encoding"),
+                                  origin: Self.header(connection, "Origin"),
+                                  accessControlRequestMethod: Self.header(connection, "Access-Control-Request-Method"))
         request.arrivedWhileDraining = context.arrivedWhileDraining
+        request.ifNoneMatch = Self.header(connection, "If-None-Match")
         context.body = []
         guard request.method == "POST" else {
             let (response, route) = router.handle(request)

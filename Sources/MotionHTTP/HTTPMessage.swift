@@ -8,6 +8,12 @@ struct HTTPRequest: Sendable {
     var contentType: String?
     var accept: String?
     var body: [UInt8]
+    /// `Accept-Encoding`, `Origin` and `Access-Control-Request-Method` (compression, CORS).
+    var acceptEncoding: String? = nil
+    var origin: String? = nil
+    var accessControlRequestMethod: String? = nil
+    /// The `If-None-Match` field, for answers with an `ETag`.
+    var ifNoneMatch: String? = nil
     /// `{name}` segments of the matched route.
     var pathParameters: [String: String] = [:]
     /// Whether the server was already draining when the request head arrived (nil: unknown,
@@ -44,12 +50,15 @@ struct HTTPResponse: Sendable {
         return []
     }
 
+    /// A JSON answer; the body ends with a newline (added here when it does not).
     static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
+        var body = body
+        if body.last != UInt8(ascii: "\n") { body.append(UInt8(ascii: "\n")) }
+        return HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
     }
 }
 
-/// An RFC 9457 problem (API §7).
+/// An RFC 9457 problem (docs/README.md).
 struct ProblemDetails: Error, Sendable {
     struct Entry: Sendable {
         /// JSON pointer into the body, or nil for a query parameter / header problem.
@@ -111,7 +120,7 @@ struct ProblemDetails: Error, Sendable {
             }
             w.raw("]")
         }
-        w.raw("}")
+        w.raw("}\n")
         return HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json")] + extraHeaders, body: w.bytes)
     }
 

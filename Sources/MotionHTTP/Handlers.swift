@@ -25,18 +25,22 @@ struct Handlers: Sendable {
 
     func router() -> Router {
         var router = Router()
+        router.cors = configuration.cors
         router.add("POST", "/v1/timelines", timelines)
-        router.add("POST", "/v1/streams", stream)
-        router.add("POST", "/v1/sessions", createSession)
+        router.add("POST", "/v1/timelines/batch", batch)
+        router.add("POST", "/v1/streams", query: ["speed"], stream)
+        router.add("POST", "/v1/sessions", query: ["speed"], createSession)
+        router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
         router.add("DELETE", "/v1/sessions/{id}", deleteSession)
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
         router.add("POST", "/v1/sessions/{id}/retarget", retarget)
+        router.add("POST", "/v1/springs", springs)
         router.add("GET", "/") { _ in playground.pageResponse() }
         router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
-        router.add("GET", "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
+        router.add("GET", "/healthz") { _ in .json(200, Self.health) }
         router.add("GET", "/readyz", readiness)
         router.add("GET", "/metrics") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render())
@@ -44,7 +48,55 @@ struct Handlers: Sendable {
         router.add("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
         }
+        router.add("GET", "/problems/{name}", problemPage)
         return router
+    }
+
+    /// `GET /healthz`: alive, and which version.
+    static let health = Array("{\"status\":\"ok\",\"version\":\"\(MotionServerVersion.current)\"}\n".utf8)
+
+    func problemPage(_ request: HTTPRequest) -> HTTPResponse {
+        guard let name = request.pathParameters["name"], let page = ProblemPages.page(name) else {
+            return ProblemDetails.notFound(request.path).response
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: ProblemPages.html(page))
+    }
+
+    /// Most sessions one `GET /v1/sessions` page lists, and the default.
+    static let maxSessionPage = 1000
+    static let defaultSessionPage = 100
+
+    /// `GET /v1/sessions?limit=N&after=ID`: the live sessions in id order, a page at a time;
+    /// `next` is the link to the following page (null on the last).
+    func listSessions(_ request: HTTPRequest) -> HTTPResponse {
+        var limit = Self.defaultSessionPage
+        if let text = request.query["limit"] {
+            guard text.utf8.count <= 4, let value = Int(text), (1...Self.maxSessionPage).contains(value) else {
+                let shown = text.count > 32 ? String(text.prefix(32)) + "…" : text
+                return ProblemDetails.badRequest("limit must be an integer from 1 to \(Self.maxSessionPage), not '\(shown)'", parameter: "limit").response
+            }
+            limit = value
+        }
+        let after = request.query["after"]
+        if let after, after.isEmpty || after.utf8.count > 64 {
+            return ProblemDetails.badRequest("after must be a session id (1 to 64 characters)", parameter: "after").response
+        }
+        let (page, more) = sessions.page(after: after, limit: limit)
+        let wall = MonotonicClock.seconds
+        var w = JSONWriter(capacity: 64 + page.count * 96)
+        w.raw("{\"sessions\":[")
+        for (index, session) in page.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            session.writeSummary(atWall: wall, into: &w)
+        }
+        w.raw("],\"next\":")
+        if more, let last = page.last {
+            w.string("/v1/sessions?limit=\(limit)&after=\(last.id)")
+        } else {
+            w.raw("null")
+        }
+        w.raw("}")
+        return .json(200, w.bytes)
     }
 
     var compiler: TimelineCompiler { TimelineCompiler(limits: configuration.limits) }
@@ -61,8 +113,11 @@ struct Handlers: Sendable {
     func timelines(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
-            let timeline = try compiler.compile(request.body)
-            return .json(200, TimelineEncoder.encode(timeline))
+            let json = try DocumentDecoder.parse(request.body)
+            let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
+            let tag = RequestTag.tag(for: json, kind: "timeline")
+            if let answer = Self.notModified(request, tag: tag) { return answer }
+            return .json(200, TimelineEncoder.encode(timeline), headers: [("ETag", tag)])
         } catch {
             return ProblemDetails.from(error).response
         }
@@ -97,6 +152,26 @@ struct Handlers: Sendable {
             return .success((try compiler.compile(request.body, for: use), speed))
         } catch {
             return .failure(ProblemDetails.from(error))
+        }
+    }
+
+    /// `POST /v1/springs`: one spring in any form, answered in every form with its metrics
+    /// and a CSS `linear()` easing (docs/springs.md).
+    func springs(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refuseComputing(request) { return refusal.response }
+        let (status, body) = Self.springAnswer(request.body)
+        return status == 200 ? .json(200, body) : HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json")], body: body)
+    }
+
+    /// The status and body `POST /v1/springs` answers for a JSON body (also what
+    /// `motion-server springs` prints).
+    static func springAnswer(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
+        do {
+            return (200, try SpringTranslator.translate(body))
+        } catch {
+            var problem = ProblemDetails.from(error)
+            problem.title = problem.status == 400 ? "Malformed spring" : "Invalid spring"
+            return (problem.status, problem.response.bodyBytes)
         }
     }
 
@@ -172,7 +247,7 @@ struct Handlers: Sendable {
         do {
             try session.apply(command, time: time, atWall: wall)
         } catch {
-            return Self.problem(error, session: session, wall: wall).response
+            return Self.problem(error, pointer: "/command").response
         }
         return .json(200, session.stateDocument(atWall: wall))
     }
@@ -197,7 +272,7 @@ struct Handlers: Sendable {
         do {
             try session.retarget(path: path, to: to, spring: spring, atWall: wall)
         } catch {
-            return Self.problem(error, session: session, wall: wall).response
+            return Self.problem(error, pointer: "/path").response
         }
         return .json(200, session.stateDocument(atWall: wall))
     }
@@ -210,12 +285,15 @@ struct Handlers: Sendable {
         ProblemDetails.sessionNotFound(request.pathParameters["id"] ?? "").response
     }
 
-    private static func problem(_ error: LiveSession.CommandError, session: LiveSession, wall: Double) -> ProblemDetails {
+    /// A refused command or retarget, pointing at the field at fault (`pointer`).
+    private static func problem(_ error: LiveSession.CommandError, pointer: String) -> ProblemDetails {
         switch error {
-        case .conflict(let conflict):
-            return .conflict(conflict.message, state: conflict.state.rawValue)
-        case .invalid(let message):
-            return .invalidBody(status: 422, [Problem(pointer: "", message: message, kind: .invalid)])
+        case .conflict(let conflict, let field):
+            var problem = ProblemDetails.conflict(conflict.message, state: conflict.state.rawValue)
+            problem.errors = [.init(pointer: field.map { "/" + $0 } ?? pointer, parameter: nil, message: conflict.message)]
+            return problem
+        case .invalid(let message, let field):
+            return .invalidBody(status: 422, [Problem(pointer: field.map { "/" + $0 } ?? pointer, message: message, kind: .invalid)])
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import MotionEngine
 
-/// A live, steerable timeline (API §6): a compiled `Timeline` on a `SessionClock`, watched
+/// A live, steerable timeline (docs/streams-and-sessions.md): a compiled `Timeline` on a `SessionClock`, watched
 /// by any number of frame streams.
 ///
 /// Every method takes the session's lock. Watchers keep their own lock and take this one
@@ -57,6 +57,22 @@ final class LiveSession: @unchecked Sendable {
     // MARK: - State
 
     /// The state document: id, state, time, speed, duration, frames, values, retargets.
+    /// The session's entry in `GET /v1/sessions`: id, state, clock time, watchers.
+    func writeSummary(atWall wall: Double, into w: inout JSONWriter) {
+        lock.withLock {
+            clock.settle(atWall: wall)
+            w.raw("{\"id\":")
+            w.string(id)
+            w.raw(",\"state\":")
+            w.string(clock.state(atWall: wall).rawValue)
+            w.raw(",\"time\":")
+            w.number(clock.time(atWall: wall))
+            w.raw(",\"watchers\":")
+            w.integer(streams.count)
+            w.raw("}")
+        }
+    }
+
     func stateDocument(atWall wall: Double) -> [UInt8] {
         lock.withLock {
             clock.settle(atWall: wall)
@@ -112,15 +128,16 @@ final class LiveSession: @unchecked Sendable {
     // MARK: - Commands
 
     enum CommandError: Error {
-        case conflict(SessionClock.Conflict)
-        case invalid(String)
+        case conflict(SessionClock.Conflict, field: String? = nil)
+        /// A 422, with the body field at fault.
+        case invalid(String, field: String?)
     }
 
     /// Applies a command and echoes it to every watcher.
     func apply(_ command: SessionClock.Command, time: Double?, atWall wall: Double) throws(CommandError) {
         let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
             if command == .seek, let time, !(timeline.window.start...timeline.window.end).contains(time) {
-                throw .invalid("time must be within the session's window \(format(timeline.window.start))…\(format(timeline.window.end)), not \(format(time))")
+                throw .invalid("time must be within the session's window \(format(timeline.window.start))…\(format(timeline.window.end)), not \(format(time))", field: "time")
             }
             catchUpWatchers(atWall: wall)
             do throws(SessionClock.Conflict) {
@@ -142,7 +159,7 @@ final class LiveSession: @unchecked Sendable {
         toWake.forEach { $0.wake() }
     }
 
-    /// Redirects a property toward `to` from the current time (API §6 `retarget`).
+    /// Redirects a property toward `to` from the current time (docs/streams-and-sessions.md `retarget`).
     func retarget(path: String, to value: JSON, spring: SpringParameters, atWall wall: Double) throws(CommandError) {
         let toWake: [SessionWatcher] = try locked { () throws(CommandError) -> [SessionWatcher] in
             clock.settle(atWall: wall)
@@ -162,8 +179,8 @@ final class LiveSession: @unchecked Sendable {
                 timeline = updated
             } catch {
                 switch error.kind {
-                case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message))
-                case .invalid: throw .invalid(error.message)
+                case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message), field: error.field)
+                case .invalid: throw .invalid(error.message, field: error.field)
                 }
             }
             retargets.append((path, value, time))

@@ -1,35 +1,57 @@
 /// Maps method + path to a handler. Patterns may hold `{name}` segments; unknown paths are
-/// 404 and wrong methods 405 with `Allow`, both as problem+json.
+/// 404, wrong methods 405 with `Allow`, query parameters a route does not take 400 naming
+/// the parameter, all as problem+json. `OPTIONS` on a known path is 204 with `Allow` (and a
+/// CORS preflight answer when `cors` allows the origin). Every answer then goes through
+/// `HTTPResponse.finished` (compression, CORS headers).
 struct Router: Sendable {
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     private struct Route: Sendable {
         var pattern: String
         var segments: [Substring]
-        var methods: [(method: String, handler: Handler)]
+        var methods: [(method: String, query: [String], handler: Handler)]
     }
 
     private var routes: [Route] = []
+    /// `--cors-origin`, nil for no cross-origin access.
+    var cors: CORSPolicy?
 
-    mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    /// Serves `method` on `pattern`; `query` names the query parameters it takes (any other
+    /// is a 400).
+    mutating func add(_ method: String, _ pattern: String, query: [String] = [], _ handler: @escaping Handler) {
         if let index = routes.firstIndex(where: { $0.pattern == pattern }) {
-            routes[index].methods.append((method, handler))
+            routes[index].methods.append((method, query, handler))
         } else {
-            routes.append(Route(pattern: pattern, segments: pattern.split(separator: "/"), methods: [(method, handler)]))
+            routes.append(Route(pattern: pattern, segments: pattern.split(separator: "/"), methods: [(method, query, handler)]))
         }
     }
 
     /// The response, and the route pattern that answered (the label for metrics).
     func handle(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
+        let (response, route) = route(request)
+        if request.method == "OPTIONS", response.status == 204 { return (response, route) }
+        return (response.finished(for: request, cors: cors), route)
+    }
+
+    private func route(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         for route in routes {
             guard let parameters = Self.match(route.segments, segments) else { continue }
             // HEAD is answered like GET; libmicrohttpd omits the body.
             let method = request.method == "HEAD" ? "GET" : request.method
+            var allowed = route.methods.map(\.method)
+            if allowed.contains("GET") { allowed.append("HEAD") }
+            if method == "OPTIONS", !allowed.contains("OPTIONS") {
+                return (.options(allowed: allowed + ["OPTIONS"], request: request, cors: cors), route.pattern)
+            }
             guard let entry = route.methods.first(where: { $0.method == method }) else {
-                var allowed = route.methods.map(\.method)
-                if allowed.contains("GET") { allowed.append("HEAD") }
-                return (ProblemDetails.methodNotAllowed(request.method, allowed: allowed).response, route.pattern)
+                return (ProblemDetails.methodNotAllowed(request.method, allowed: allowed + ["OPTIONS"]).response, route.pattern)
+            }
+            if let unknown = request.query.keys.sorted().first(where: { !entry.query.contains($0) }) {
+                let takes = entry.query.isEmpty ? "this endpoint takes no query parameters"
+                    : "this endpoint takes \(entry.query.map { "'\($0)'" }.joined(separator: ", "))"
+                let shown = unknown.count > 64 ? String(unknown.prefix(64)) + "…" : unknown
+                return (ProblemDetails.badRequest("unknown query parameter '\(shown)': \(takes)", parameter: shown).response, route.pattern)
             }
             var matched = request
             matched.pathParameters = parameters

@@ -9,7 +9,9 @@ struct ServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "motion-server",
         abstract: "Animation timeline service: computes keyframes on a virtual clock and streams live frames.",
-        discussion: "Every option can also be set with the environment variable shown in its help (flags win)."
+        discussion: "Every option can also be set with the environment variable shown in its help (flags win).",
+        version: MotionServerVersion.current,
+        subcommands: [RenderCommand.self, SpringsCommand.self]
     )
 
     @Option(help: "Address to bind (env MOTION_HOST).")
@@ -32,6 +34,8 @@ struct ServerCommand: ParsableCommand {
     var maxProperties: Int?
     @Option(help: "Largest answer in bytes, estimated before encoding: a whole timeline, one stream frame with its events, one session watcher read (env MOTION_MAX_RESPONSE_BYTES; default 67108864).")
     var maxResponseBytes: Int?
+    @Option(help: "Documents in one /v1/timelines/batch request; their samples together are bounded by --max-samples and their answer by --max-response-bytes (env MOTION_MAX_BATCH_DOCUMENTS; default 100).")
+    var maxBatchDocuments: Int?
     @Option(help: "Simultaneous streams (env MOTION_MAX_STREAMS; default 10000).")
     var maxStreams: Int?
     @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
@@ -60,6 +64,8 @@ struct ServerCommand: ParsableCommand {
     var maxHeldResponseBytes: Int?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
     var drainTimeout: Double?
+    @Option(help: "Browser origins allowed to call the service from another origin: * or origins separated by commas, e.g. https://app.example (env MOTION_CORS_ORIGIN; default none).")
+    var corsOrigin: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env MOTION_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -72,6 +78,7 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxDepth < 1 { throw ValidationError("--max-depth must be positive") }
         if config.limits.maxEvents < 1 { throw ValidationError("--max-events must be positive") }
         if config.limits.maxProperties < 1 { throw ValidationError("--max-properties must be positive") }
+        if config.maxBatchDocuments < 1 || config.maxBatchDocuments > 100_000 { throw ValidationError("--max-batch-documents must be from 1 to 100000") }
         if config.limits.maxResponseBytes < 1 { throw ValidationError("--max-response-bytes must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
@@ -84,6 +91,9 @@ struct ServerCommand: ParsableCommand {
         if config.maxQueuedComputations < 0 { throw ValidationError("--max-queued-computations must not be negative") }
         if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
         if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
+        if let cors = config.cors, let origin = cors.invalidOrigin {
+            throw ValidationError("--cors-origin: '\(origin)' is not * or an origin such as https://app.example")
+        }
         if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
     }
 
@@ -124,6 +134,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxEvents, "MOTION_MAX_EVENTS") { config.limits.maxEvents = v }
         if let v: Int = try value(maxProperties, "MOTION_MAX_PROPERTIES") { config.limits.maxProperties = v }
         if let v: Int = try value(maxResponseBytes, "MOTION_MAX_RESPONSE_BYTES") { config.limits.maxResponseBytes = v }
+        if let v: Int = try value(maxBatchDocuments, "MOTION_MAX_BATCH_DOCUMENTS") { config.maxBatchDocuments = v }
         if let v: Int = try value(maxStreams, "MOTION_MAX_STREAMS") { config.maxStreams = v }
         if let v: Int = try value(maxSessions, "MOTION_MAX_SESSIONS") { config.maxSessions = v }
         if let v: Int = try value(maxWatchers, "MOTION_MAX_WATCHERS") { config.maxWatchers = v }
@@ -138,6 +149,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(computeThreads, "MOTION_COMPUTE_THREADS") { config.computeThreads = v }
         if let v: Int = try value(maxQueuedComputations, "MOTION_MAX_QUEUED_COMPUTATIONS") { config.maxQueuedComputations = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
+        if let v: String = try value(corsOrigin, "MOTION_CORS_ORIGIN") { config.cors = CORSPolicy(v) }
         return config
     }
 

@@ -48,8 +48,12 @@ struct ServerConfiguration: Sendable {
     var maxBacklogFrames = 120
     /// Seconds SIGTERM waits for open streams to finish before stopping.
     var drainTimeout = 10.0
+    /// `--cors-origin`: origins allowed to call from a browser page elsewhere (nil: none).
+    var cors: CORSPolicy?
     /// Limits on what one document may ask for.
     var limits = EngineLimits.default
+    /// Documents in one `/v1/timelines/batch` request (422 beyond).
+    var maxBatchDocuments = 100
 
     /// CPUs this process may use: the online CPUs, narrowed by a cgroup CPU quota (a
     /// container's `--cpus`), rounded up.

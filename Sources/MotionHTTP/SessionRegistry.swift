@@ -36,6 +36,15 @@ final class SessionRegistry: @unchecked Sendable {
 
     func session(_ id: String) -> LiveSession? { lock.withLock { sessions[id] } }
 
+    /// One page of the live sessions in id order: up to `limit` whose id sorts after `after`,
+    /// and whether more follow.
+    func page(after: String?, limit: Int) -> (sessions: [LiveSession], more: Bool) {
+        lock.withLock {
+            let ids = sessions.keys.filter { after == nil || $0 > after! }.sorted()
+            return (ids.prefix(limit).compactMap { sessions[$0] }, ids.count > limit)
+        }
+    }
+
     /// Removes a session; its watchers end with an `end` line.
     @discardableResult
     func delete(_ id: String) -> Bool {

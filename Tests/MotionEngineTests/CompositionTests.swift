@@ -24,7 +24,7 @@ final class CompositionTests: XCTestCase {
     }
 
     func testSequentialReversingReplaysStepsAndEndsAtTwenty() throws {
-        // SEMANTICS §8: the replayed steps go 60→60, 60→40, 40→20.
+        // docs/timing-and-events.md: the replayed steps go 60→60, 60→40, 40→20.
         let timeline = try compile(steps(reversing: "sequential"))
         XCTAssertEqual(timeline.duration, 6)
         XCTAssertEqual(timeline.values(of: "x"), [0, 20, 40, 60, 60, 40, 20])
@@ -39,7 +39,7 @@ final class CompositionTests: XCTestCase {
         XCTAssertEqual(timeline.values(of: "x"), [0, 20, 40, 60, 40, 20, 0])
         XCTAssertEqual(timeline.events.map { "\($0.motion):\($0.kind.rawValue)\($0.step.map { "(\($0))" } ?? "")@\(format($0.time))" }, [
             "seq:started@0", "a:started@0", "seq:stepped(1)@1", "b:started@1", "seq:stepped(2)@2", "c:started@2",
-            "seq:reversed@3", "seq:stepped(2)@3", "c:reversed@3", "c:completed@4", "seq:stepped(1)@4",
+            "seq:reversed@3", "c:reversed@3", "c:completed@4", "seq:stepped(1)@4",
             "b:reversed@4", "b:completed@5", "seq:stepped(0)@5", "a:reversed@5", "a:completed@6", "seq:completed@6",
         ])
     }

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// `physics`, `spring` and `decay` nodes through the whole compiler (API §3.2–3.4).
+/// `physics`, `spring` and `decay` nodes through the whole compiler (docs/README.md–3.4).
 final class DynamicsTimelineTests: XCTestCase {
     // MARK: Spring
 

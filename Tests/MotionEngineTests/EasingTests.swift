@@ -75,7 +75,7 @@ final class EasingTests: XCTestCase {
         return b(y1, y2, (lo + hi) / 2)
     }
 
-    // MARK: - SEMANTICS §2 reference values
+    // MARK: - docs/easings.md reference values
 
     func testReferenceValues() {
         // (name, u, 100·E(u), accuracy implied by the digits given)

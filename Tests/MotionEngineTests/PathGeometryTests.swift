@@ -98,7 +98,7 @@ final class PathGeometryTests: XCTestCase {
     private static let fractions = [0.0, 0.05, 0.1, 0.25, 0.3333, 0.5, 0.61, 0.75, 0.9, 0.999, 1.0]
 
     /// Compares a path with an oracle: total length and points at several fractions within
-    /// 1e−6·L (SEMANTICS §7). Returns the worst error relative to L.
+    /// 1e−6·L (docs/nodes.md#path-and-pathphysics). Returns the worst error relative to L.
     @discardableResult
     private func assertMatches(_ geometry: PathGeometry, _ oracle: Polyline, _ label: String,
                                file: StaticString = #filePath, line: UInt = #line) -> Double {
@@ -145,7 +145,7 @@ final class PathGeometryTests: XCTestCase {
         return (svg, Polyline(samples: 1 << 20) { u in point(theta1 + u * delta) })
     }
 
-    // MARK: - SEMANTICS §7 reference
+    // MARK: - docs/nodes.md#path-and-pathphysics reference
 
     func testReferencePath() {
         let geometry = path("M0 0 L100 0 L100 100")

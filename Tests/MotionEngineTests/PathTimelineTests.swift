@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// `path` and `pathPhysics` nodes through the compiler (API §3.5, SEMANTICS §7).
+/// `path` and `pathPhysics` nodes through the compiler (docs/nodes.md#path-and-pathphysics, docs/nodes.md#path-and-pathphysics).
 final class PathTimelineTests: XCTestCase {
     let lPath = #""path":"M0 0 L100 0 L100 100""#
 

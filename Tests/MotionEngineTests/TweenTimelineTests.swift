@@ -35,7 +35,7 @@ final class TweenTimelineTests: XCTestCase {
     }
 
     func testReferenceEasingValuesThroughATween() throws {
-        // SEMANTICS §2: 100·E(u). Sample at u = 0.25 and 0.5 with fps 4 over 1 s.
+        // docs/easings.md: 100·E(u). Sample at u = 0.25 and 0.5 with fps 4 over 1 s.
         let cases: [(String, Int, Double, Double)] = [
             ("quadratic.in", 1, 6.25, 1e-12), ("cubic.out", 1, 57.8125, 1e-12), ("sine.inOut", 1, 14.6447, 1e-4),
             ("expo.in", 2, 3.125, 1e-12), ("circular.out", 1, 66.14378, 1e-5), ("elastic.out", 2, 101.5625, 1e-9),
@@ -50,7 +50,7 @@ final class TweenTimelineTests: XCTestCase {
     }
 
     func testReverseLegRunsTheReverseEasingFromTheEnd() throws {
-        // SEMANTICS §1: the reverse leg is b + (a−b)·E'(u), not a time mirror.
+        // docs/timing-and-events.md: the reverse leg is b + (a−b)·E'(u), not a time mirror.
         let timeline = try compile(#"{"fps":4,"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":"quadratic.in","reverses":true,"properties":[{"path":"x","to":100}]}}"#)
         XCTAssertEqual(timeline.duration, 2)
         XCTAssertEqual(timeline.values(of: "x"), [0, 6.25, 25, 56.25, 100, 93.75, 75, 43.75, 0])
@@ -172,7 +172,7 @@ final class TweenTimelineTests: XCTestCase {
     }
 
     func testLaterPropertyOnTheSamePathWinsFromItsStart() throws {
-        // SEMANTICS §8 overlap: the later start wins; its implicit from is the value then.
+        // docs/timing-and-events.md overlap: the later start wins; its implicit from is the value then.
         let timeline = try compile(#"""
         {"fps":4,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[
           {"path":"x","to":100},

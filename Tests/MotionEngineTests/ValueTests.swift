@@ -123,7 +123,7 @@ final class ValueTests: XCTestCase {
     // MARK: Additive
 
     func testAdditiveReferenceEndsAtOneHundred() throws {
-        // SEMANTICS §8: additive motions to 20 and then to 100 (weights 1) end at 100.
+        // docs/timing-and-events.md: additive motions to 20 and then to 100 (weights 1) end at 100.
         let timeline = try compile(##"""
         {"fps":2,"target":{"x":0},"motion":{"type":"sequence","steps":[
           {"type":"tween","duration":1,"additive":true,"properties":[{"path":"x","to":20}]},

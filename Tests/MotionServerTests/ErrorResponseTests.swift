@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Every error status with its RFC 9457 body (API §7), and the server surviving each one.
+/// Every error status with its RFC 9457 body (docs/README.md), and the server surviving each one.
 final class ErrorResponseTests: ServerTestCase {
     private static let validDocument = """
         {"fps": 10, "target": {"x": 0}, "motion": {"type": "tween", "duration": 1, "properties": [{"path": "x", "to": 1}]}}
@@ -139,7 +139,7 @@ final class ErrorResponseTests: ServerTestCase {
     }
 
     func testContentLengthListIsRejected() throws {
-        // libmicrohttpd rejects a list value itself (its own 400 page, which API §7 allows).
+        // libmicrohttpd rejects a list value itself (its own 400 page, which docs/README.md allows).
         let server = try startServer()
         let client = try server.client()
         defer { client.close() }
@@ -292,10 +292,10 @@ final class ErrorResponseTests: ServerTestCase {
     func testWrongMethodIs405WithAllow() throws {
         let server = try startServer()
         let cases: [(String, String, Set<String>)] = [
-            ("GET", "/v1/timelines", ["POST"]),
-            ("PUT", "/v1/streams", ["POST"]),
-            ("DELETE", "/healthz", ["GET", "HEAD"]),
-            ("POST", "/v1/easings", ["GET", "HEAD"]),
+            ("GET", "/v1/timelines", ["POST", "OPTIONS"]),
+            ("PUT", "/v1/streams", ["POST", "OPTIONS"]),
+            ("DELETE", "/healthz", ["GET", "HEAD", "OPTIONS"]),
+            ("POST", "/v1/easings", ["GET", "HEAD", "OPTIONS"]),
         ]
         for (method, target, allowed) in cases {
             let response = try send(server, method, target)

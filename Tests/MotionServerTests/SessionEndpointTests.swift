@@ -212,7 +212,7 @@ final class SessionEndpointTests: ServerTestCase {
         try assertProblem(post(server, "/v1/sessions", #"{"motion":{"type":"tween","duration":-1,"properties":[]}}"#), status: 422)
         let wrongMethod = try send(server, "PUT", "/v1/sessions/\(id)")
         try assertProblem(wrongMethod, status: 405)
-        XCTAssertEqual(wrongMethod.header("Allow"), "GET, DELETE, HEAD")
+        XCTAssertEqual(wrongMethod.header("Allow"), "GET, DELETE, HEAD, OPTIONS")
     }
 
     func testDeleteEndsWatchersAndForgetsTheSession() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `POST /v1/streams` (API §5): NDJSON and SSE over chunked responses, pacing, rejection
+/// `POST /v1/streams` (docs/README.md): NDJSON and SSE over chunked responses, pacing, rejection
 /// before the stream starts, and clients that go away.
 final class StreamEndpointTests: DefaultServerTestCase {
     /// Repeats and reverses, so events fall in the middle of the stream.

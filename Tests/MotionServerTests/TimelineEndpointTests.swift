@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `POST /v1/timelines` against the real server (API §4, SEMANTICS §1 and §2).
+/// `POST /v1/timelines` against the real server (docs/documents.md, docs/timing-and-events.md, docs/easings.md).
 final class TimelineEndpointTests: DefaultServerTestCase {
     private func trackValues(_ body: JSONValue, _ path: String, file: StaticString = #filePath, line: UInt = #line) -> [Double] {
         let track = body["tracks"]?.array?.first { $0["path"]?.string == path }
@@ -56,7 +56,7 @@ final class TimelineEndpointTests: DefaultServerTestCase {
     }
 
     func testEasingReferenceValues() throws {
-        // SEMANTICS §2 reference values of 100·E(u), at u = 0.25 (frame 1) and 0.5 (frame 2).
+        // docs/easings.md reference values of 100·E(u), at u = 0.25 (frame 1) and 0.5 (frame 2).
         let atQuarter: [(String, Double)] = [
             ("quadratic.in", 6.25), ("cubic.out", 57.8125), ("sine.inOut", 14.6447),
             ("circular.out", 66.14378), ("back.out", 81.74097), ("bounce.inOut", 11.71875),

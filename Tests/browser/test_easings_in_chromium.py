@@ -11,6 +11,8 @@ CSS_EASINGS = [
     "steps(4, jump-start)", "steps(4, jump-end)", "steps(3, jump-none)", "steps(5, jump-both)",
     "step-start", "step-end",
     "linear(0, 0.25 40%, 1)", "linear(0, 1.2 60%, 0.9 80%, 1)",
+    # Stops that do not end on 1 (or start on 0): their CSS value holds at both ends.
+    "linear(1, 0)", "linear(0 20%, 1 80%)", "linear(0.3, 1 50%, 0.6)",
 ]
 
 # Computed styles are serialised with about six significant digits; the effect's computed

@@ -3,12 +3,16 @@
 // Each series varies one thing and measures one `/v1/timelines` computation in-process
 // (decode + compile + sample + encode, `Engine.respond`): frames (one track), tracks
 // (one tween with N properties, 601 frames), nesting depth (groups and sequences
-// alternating around one tween, 601 frames) and, when this build has `path` nodes, path size
-// (segments of SVG data, 601 frames). The growth exponent k of cost ~ size^k is fitted by
+// alternating around one tween, 601 frames), when this build has `path` nodes, path size
+// (segments of SVG data, 601 frames), keyframes (one tween property, and one spring
+// property with durations, through N keyframes, 601 frames), and stagger size (elements of a
+// `*` path staggered on a grid, 601 frames). The growth exponent k of cost ~ size^k is fitted by
 // least squares on log-log, once per run; the figure is the median over the runs.
 // Goals: linear in samples (k ≈ 1 for frames and tracks); nesting, at a fixed sample count,
 // costs no worse than linearly in the nodes it adds (k ≤ 1); path lookup O(log n) per sample
-// after an O(n) build — measured directly on `PathGeometry` (build ~ n, lookup ~ log n).
+// after an O(n) build — measured directly on `PathGeometry` (build ~ n, lookup ~ log n);
+// keyframes, at a fixed sample count, cost O(n) to decode and compile plus O(log n) per
+// sample (k ≪ 1: the cost stays linear in samples, not in keyframes × samples).
 //
 // Environment: BENCH_RUNS (default 5, quick 3), BENCH_QUICK=1 (smaller sizes).
 import BenchSupport
@@ -46,6 +50,19 @@ let frameSizes = quick ? [1000, 2000, 4000, 8000] : [1000, 2000, 4000, 8000, 160
 let trackSizes = quick ? [10, 20, 40, 80, 160] : [10, 20, 40, 80, 160, 320, 640]
 let depthSizes = [1, 2, 4, 8, 16, 32, 64]
 let pathSizes = quick ? [10, 100, 1000] : [10, 100, 1000, 10000]
+let keyframeSizes = quick ? [2, 10, 100, 1000] : [2, 10, 100, 1000]
+
+/// One property through `count` keyframes over 10 s at 60 fps (601 frames): a tween with an
+/// easing on every segment, or a spring heading for each keyframe for 10/(count − 1) s.
+func keyframed(_ count: Int, spring: Bool) -> String {
+    let values = (0..<count).map { String(($0 * 37) % 100) }.joined(separator: ",")
+    if spring {
+        let each = 10.0 / Double(count - 1)
+        let durations = (0..<(count - 1)).map { "\($0 == count - 2 ? "null" : String(each))" }.joined(separator: ",")
+        return #"{"fps":60,"window":{"start":0,"end":10},"target":{"x":0},"motion":{"type":"spring","response":0.3,"dampingRatio":0.8,"properties":[{"path":"x","keyframes":[\#(values)],"durations":[\#(durations)]}]}}"#
+    }
+    return #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":10,"easing":"quadratic.inOut","properties":[{"path":"x","keyframes":[\#(values)]}]}}"#
+}
 
 var series: [Series] = [
     Series(name: "frames", unit: "frames", sizes: frameSizes,
@@ -57,6 +74,12 @@ var series: [Series] = [
     Series(name: "depth", unit: "levels", sizes: depthSizes,
            document: { Documents.nested(depth: $0, seconds: 10) }, samples: { _ in 601 },
            goal: "601 samples at every depth: no worse than linear in the nodes, k ≤ 1"),
+    Series(name: "keyframes", unit: "keyframes", sizes: keyframeSizes,
+           document: { keyframed($0, spring: false) }, samples: { _ in 601 },
+           goal: "601 samples at every count: O(n) build + O(log n) per sample, k ≪ 1"),
+    Series(name: "springkeyframes", unit: "keyframes", sizes: keyframeSizes,
+           document: { keyframed($0, spring: true) }, samples: { _ in 601 },
+           goal: "601 samples at every count: O(n) build + O(log n) per sample, k ≪ 1"),
 ]
 
 let pathProbe = Documents.pathNode(segments: 4, seconds: 1)
@@ -69,6 +92,16 @@ case .failure(let error):
     say("scaling path (document): skipped: path nodes not supported yet (\(Engine.describe(error)))")
     note("scaling: path (document): skipped: path nodes not supported yet")
 }
+
+// Stagger size: N elements of a 2-column grid expanded from one `*` path, spread over 1 s
+// from the centre, each a 9 s tween: 10 s at 60 fps, N × 601 samples.
+func staggeredGrid(_ elements: Int) -> String {
+    let items = Array(repeating: #"{"o":0}"#, count: elements).joined(separator: ",")
+    let rows = (elements + 1) / 2
+    return #"{"fps":60,"target":{"items":[\#(items)]},"output":{"events":false,"final":false},"motion":{"type":"tween","duration":9,"easing":"cubic.inOut","stagger":{"amount":1,"grid":[\#(rows),2],"from":"center"},"properties":[{"path":"items.*.o","to":1}]}}"#
+}
+series.append(Series(name: "stagger", unit: "elements", sizes: trackSizes, document: staggeredGrid,
+                     samples: { $0 * 601 }, goal: "k ≈ 1 (linear in samples)"))
 
 // Check every document once, and keep the bodies.
 var bodies: [String: [Int: [UInt8]]] = [:]

@@ -1,4 +1,4 @@
-/// The timeline document every computing endpoint takes (API §1), decoded and validated.
+/// The timeline document every computing endpoint takes (docs/README.md), decoded and validated.
 public struct TimelineDocument: Sendable {
     /// Sampling rate of the virtual clock, frames per second.
     public var fps: Double
@@ -34,11 +34,14 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
+    /// Adds `schedule` and `labels` to the JSON answer (API §10.2).
+    public var schedule = false
 
-    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true) {
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, schedule: Bool = false) {
         self.layout = layout
         self.events = events
         self.final = final
+        self.schedule = schedule
     }
 }
 
@@ -48,7 +51,7 @@ public enum Repetition: Sendable, Equatable {
     case infinite
 }
 
-/// Timing fields shared by every node (API §3).
+/// Timing fields shared by every node (docs/README.md).
 public struct NodeTiming: Sendable, Equatable {
     /// Seconds before the node starts; applies once, not per repeat.
     public var delay: Double = 0
@@ -116,6 +119,8 @@ public struct GroupNode: Sendable {
     public var children: [MotionNode]
     /// With `reverses`: every child finishes its forward leg before any child reverses.
     public var syncsChildren: Bool
+    /// Set for a `timeline` node: where each child starts (API §10.2).
+    public var layout: TimelineLayout? = nil
 }
 
 /// `sequence`: steps run one after another (MotionMachine `MotionSequence`).
@@ -142,6 +147,9 @@ public struct TweenNode: Sendable {
     public var properties: [TweenProperty]
     /// Additive weight (0…1) when `additive` is true, else nil.
     public var additiveWeight: Double?
+    /// A `timing` spec with a spring curve: each property's leg lasts its own rest time
+    /// (SEMANTICS §10), known once its values are resolved.
+    public var springTiming: MotionSpec? = nil
 }
 
 /// One `properties` entry of a tween.
@@ -155,6 +163,9 @@ public struct TweenProperty: Sendable {
     public var duration: Double?
     public var delay: Double?
     public var bounds: Bounds?
+    /// `keyframes` (with `offsets`, `easings`) instead of `from`/`to`; then `from` is the
+    /// first keyframe (nil when it is null) and `to` the last.
+    public var keyframes: TweenKeyframes? = nil
 }
 
 /// One `properties` entry of a physics, spring or decay node.
@@ -167,6 +178,9 @@ public struct DynamicProperty: Sendable {
     /// Initial velocity for this property (units/s); overrides the node's.
     public var velocity: Double?
     public var bounds: Bounds?
+    /// A spring's `keyframes` (successive targets) instead of `from`/`to`; then `from` is the
+    /// first keyframe (nil when it is null) and `to` the last.
+    public var keyframes: SpringKeyframes? = nil
 }
 
 /// `physics`: velocity with friction, optional walls (MotionMachine `PhysicsMotion`).

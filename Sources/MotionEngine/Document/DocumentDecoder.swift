@@ -5,7 +5,7 @@ public struct DocumentDecoder: Sendable {
     public init(limits: EngineLimits = .default) { self.limits = limits }
 
     /// Node types the contract names that this build does not compute yet.
-    static let nodeTypes = ["tween", "physics", "spring", "decay", "path", "pathPhysics", "group", "sequence"]
+    static let nodeTypes = ["tween", "physics", "spring", "decay", "path", "pathPhysics", "group", "sequence", "timeline"]
 
     /// Parses and decodes a request body.
     public func decode(_ body: [UInt8]) throws(DocumentError) -> TimelineDocument {
@@ -73,13 +73,14 @@ public struct DocumentDecoder: Sendable {
             }
             output.events = reader.bool("events") ?? true
             output.final = reader.bool("final") ?? true
+            output.schedule = reader.bool("schedule") ?? false
             for reserved in ["format", "simplify"] where reader.value(reserved) != nil {
                 diagnostics.invalid(reader.pointer(reserved), "output.\(reserved) is reserved for a later version and not supported yet")
             }
             reader.finish()
         }
 
-        var context = NodeContext(specs: specs)
+        var context = NodeContext(specs: specs, target: target)
         var motion: MotionNode?
         if let value = root.value("motion", required: true) {
             motion = decodeNode(value, at: "/motion", depth: 0, &context, diagnostics)
@@ -97,6 +98,8 @@ public struct DocumentDecoder: Sendable {
     struct NodeContext {
         /// The document's `specs` tree, for `timing` names.
         var specs = JSONObject()
+        /// The document's `target`, for wildcard paths.
+        var target = JSONObject()
         /// Pre-order counter.
         var nextOrder = 0
         var propertyCount = 0
@@ -109,22 +112,28 @@ public struct DocumentDecoder: Sendable {
             reader.accept(contentsOf: reader.object.keys)
             return nil
         }
+        for key in ["at", "label"] where reader.has(key) {
+            reader.accept(key)
+            diagnostics.invalid(reader.pointer(key), "'\(key)' applies only to a child of a timeline")
+        }
         switch type {
         case "tween":
-            return decodeTween(reader, &context, diagnostics).map(MotionNode.tween)
+            let stagger = staggerField(reader, diagnostics)
+            return decodeTween(reader, &context, diagnostics).flatMap { authoring(.tween($0), stagger: stagger, &context, diagnostics) }
         case "physics", "spring", "decay":
+            let stagger = staggerField(reader, diagnostics)
             let header = decodeHeader(reader, &context, diagnostics)
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
-            return decodeDynamic(type, header, reader, &context, diagnostics)
+            return decodeDynamic(type, header, reader, &context, diagnostics).flatMap { authoring($0, stagger: stagger, &context, diagnostics) }
         case "path", "pathPhysics":
             let header = decodeHeader(reader, &context, diagnostics)
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
             return decodePathNode(type, header, reader, diagnostics).map(MotionNode.path)
-        case "group", "sequence":
+        case "group", "sequence", "timeline":
             guard depth < limits.maxDepth else {
                 reader.accept(contentsOf: reader.object.keys)
                 diagnostics.invalid(pointer, "groups and sequences nest deeper than \(limits.maxDepth) levels (max-depth)")
@@ -134,10 +143,16 @@ public struct DocumentDecoder: Sendable {
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
-            let key = type == "group" ? "children" : "steps"
+            let key = type == "sequence" ? "steps" : "children"
             var children: [MotionNode] = []
             var complete = true
-            if let items = reader.array(key, required: true) {
+            let stagger = type == "sequence" ? nil : staggerField(reader, diagnostics)
+            var layout: TimelineLayout?
+            if var items = reader.array(key, required: true) {
+                if type == "timeline" {
+                    let pointers = items.indices.map { JSONPointer.appending(reader.pointer(key), $0) }
+                    layout = TimelineLayout.decode(reader, children: &items, pointers: pointers, diagnostics)
+                }
                 if items.isEmpty { diagnostics.invalid(reader.pointer(key), "must hold at least one node") }
                 for (index, item) in items.enumerated() {
                     if let child = decodeNode(item, at: JSONPointer.appending(reader.pointer(key), index), depth: depth + 1, &context, diagnostics) {
@@ -149,10 +164,13 @@ public struct DocumentDecoder: Sendable {
             } else {
                 complete = false
             }
-            if type == "group" {
-                let syncs = reader.bool("syncsChildren") ?? false
+            if type == "group" || type == "timeline" {
+                let syncs = type == "group" ? reader.bool("syncsChildren") ?? false : false
+                if type == "timeline", layout == nil { _ = reader.object("labels") }
                 reader.finish()
-                return complete ? .group(GroupNode(header: header, children: children, syncsChildren: syncs)) : nil
+                guard complete else { return nil }
+                return authoring(.group(GroupNode(header: header, children: children, syncsChildren: syncs, layout: layout)),
+                                 stagger: stagger, &context, diagnostics)
             }
             var mode = SequenceNode.ReversingMode.sequential
             if let text = reader.string("reversingMode") {
@@ -201,6 +219,7 @@ public struct DocumentDecoder: Sendable {
         var duration = reader.time("duration")
         var durationGiven = reader.has("duration")
         var easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
+        var springTiming: MotionSpec?
         if let timing = reader.value("timing") {
             durationGiven = true
             let replaced = ["delay", "duration", "easing", "repeat", "reverses"].filter(reader.has)
@@ -208,6 +227,7 @@ public struct DocumentDecoder: Sendable {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' replaces delay, duration, easing, repeat and reverses; remove \(replaced.map { "'\($0)'" }.joined(separator: ", ")) or 'timing'")
             } else if let spec = MotionSpec.resolve(timing, at: reader.pointer("timing"), specs: context.specs, diagnostics) {
                 header.timing = spec.timing(repeatDelay: header.timing.repeatDelay)
+                if case .spring = spec.curve { springTiming = spec }
                 duration = spec.duration
                 durationGiven = true
                 easing = spec.easing
@@ -230,26 +250,36 @@ public struct DocumentDecoder: Sendable {
             }
         }
         if overLimit { return nil }
+        if springTiming != nil, let keyed = properties.first(where: { $0.keyframes != nil }) {
+            diagnostics.invalid(keyed.pointer + "/keyframes", "keyframes do not combine with a timing whose curve is a spring (its duration comes from the spring)")
+        }
         reader.finish()
         return TweenNode(header: header, duration: duration, easing: easing ?? .linear,
-                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight)
+                         reverseEasing: reverseEasing, properties: properties, additiveWeight: additiveWeight,
+                         springTiming: springTiming)
     }
 
     func decodeTweenProperty(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics) -> TweenProperty? {
         guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
         defer { reader.finish() }
         let path = decodePath(reader, diagnostics)
-        let from = reader.value("from")
-        let to = reader.value("to", required: true)
+        let (keyframes, keyframesFailed) = decodeTweenKeyframes(reader, hasEasing: reader.has("easing"), diagnostics)
+        var from = keyframes == nil ? reader.value("from") : nil
+        var to = keyframes == nil ? reader.value("to", required: !keyframesFailed) : nil
         for (key, value) in [("from", from), ("to", to)] {
             if let value { checkValueType(value, at: reader.pointer(key), diagnostics) }
+        }
+        if let keyframes {
+            from = keyframes.values.first!
+            to = keyframes.values.last!
         }
         let easing = reader.value("easing").flatMap { Easing.decode($0, at: reader.pointer("easing"), diagnostics) }
         let duration = reader.time("duration")
         let delay = reader.time("delay")
         let bounds = reader.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
-        guard let path, let to else { return nil }
-        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay, bounds: bounds)
+        guard let path, let to, !keyframesFailed else { return nil }
+        return TweenProperty(pointer: pointer, path: path, from: from, to: to, easing: easing, duration: duration, delay: delay, bounds: bounds,
+                             keyframes: keyframes)
     }
 
     func decodePath(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> PropertyPath? {
@@ -261,7 +291,7 @@ public struct DocumentDecoder: Sendable {
         return path
     }
 
-    /// The physics, spring and decay nodes (API §3.2–3.4).
+    /// The physics, spring and decay nodes (docs/README.md–3.4).
     func decodeDynamic(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ context: inout NodeContext,
                        _ diagnostics: Diagnostics) -> MotionNode? {
         let additiveWeight = decodeAdditive(reader, diagnostics)
@@ -273,16 +303,22 @@ public struct DocumentDecoder: Sendable {
                 let pointer = JSONPointer.appending(reader.pointer("properties"), index)
                 guard let property = ObjectReader.expecting(item, at: pointer, diagnostics) else { complete = false; continue }
                 let path = decodePath(property, diagnostics)
-                let from = property.value("from")
-                let to = property.value("to", required: type == "spring")
+                let (keyframes, keyframesFailed) = type == "spring" ? decodeSpringKeyframes(property, diagnostics) : (nil, false)
+                var from = keyframes == nil ? property.value("from") : nil
+                var to = keyframes == nil ? property.value("to", required: type == "spring" && !keyframesFailed) : nil
                 for (key, value) in [("from", from), ("to", to)] {
                     if let value { checkValueType(value, at: property.pointer(key), diagnostics) }
+                }
+                if let keyframes {
+                    from = keyframes.values.first!
+                    to = keyframes.values.last!
                 }
                 let velocity = type == "spring" ? property.bounded("velocity") : nil
                 let bounds = property.object("bounds").flatMap { Bounds.decode($0, diagnostics) }
                 property.finish()
-                guard let path else { complete = false; continue }
-                properties.append(DynamicProperty(pointer: pointer, path: path, from: from, to: to, velocity: velocity, bounds: bounds))
+                guard let path, !keyframesFailed else { complete = false; continue }
+                properties.append(DynamicProperty(pointer: pointer, path: path, from: from, to: to, velocity: velocity, bounds: bounds,
+                                                  keyframes: keyframes))
             }
         } else {
             complete = false
@@ -299,11 +335,14 @@ public struct DocumentDecoder: Sendable {
                                         restitution: law.restitution, collisions: collisions, restVelocity: law.restVelocity,
                                         additiveWeight: additiveWeight))
         case "spring":
-            let parameters = SpringParameters.decode(from: reader, diagnostics)
+            let parameters = SpringParameters.decode(from: reader, diagnostics, allowsUndamped: true)
             let velocity = reader.bounded("velocity") ?? 0
             let restDelta = positive(reader, "restDelta", diagnostics) ?? 0.01
             let restSpeed = positive(reader, "restSpeed", diagnostics) ?? 0.01
             let stopAtTarget = reader.bool("stopAtTarget") ?? false
+            if stopAtTarget, let keyed = properties.first(where: { $0.keyframes != nil }) {
+                diagnostics.invalid(reader.pointer("stopAtTarget"), "does not combine with keyframes (\(keyed.pointer)/keyframes)")
+            }
             var clamp: ClosedRange<Double>?
             if let items = reader.array("clamp") {
                 let numbers = items.compactMap(\.numberValue)
@@ -340,7 +379,7 @@ public struct DocumentDecoder: Sendable {
         }
     }
 
-    /// `path` and `pathPhysics` (API §3.5).
+    /// `path` and `pathPhysics` (docs/nodes.md#path-and-pathphysics).
     func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ diagnostics: Diagnostics) -> PathNode? {
         let geometry = reader.value("path", required: true).flatMap { PathElement.decode($0, at: reader.pointer("path"), diagnostics) }
         func propertyPath(_ key: String) -> PropertyPath? {
@@ -433,7 +472,7 @@ public struct DocumentDecoder: Sendable {
         return additive ? weight ?? 1 : nil
     }
 
-    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (API §1.1).
+    /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (docs/values.md).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
         case .number(let n):

@@ -1,5 +1,5 @@
 /// Finds properties whose start value can come from nowhere, while the document is decoded,
-/// so that they are reported together with every other problem (API §7).
+/// so that they are reported together with every other problem (docs/README.md).
 ///
 /// It works on the raw JSON, so nodes with other problems still take part, and it is
 /// conservative: a property without `from` is reported only when its path is missing from
@@ -34,10 +34,16 @@ enum ImplicitStartCheck {
         }
         for (index, item) in (object["properties"]?.arrayValue ?? []).enumerated() {
             guard case .object(let property) = item, let path = property["path"]?.stringValue.flatMap(PropertyPath.init) else { continue }
-            if property["from"] != nil {
+            // `keyframes` stand for from (the first, null = implicit) and to (the last).
+            var from = property["from"], to = property["to"]
+            if let keyframes = property["keyframes"]?.arrayValue {
+                from = keyframes.first.flatMap { $0 == .null ? nil : $0 }
+                to = keyframes.last
+            }
+            if from != nil {
                 providers.append(path)
             } else {
-                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: property["to"]))
+                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: to))
             }
         }
         for key in ["children", "steps"] {
@@ -50,6 +56,8 @@ enum ImplicitStartCheck {
     /// The first leaf of the candidate that nothing can provide, if any.
     private static func missingLeaf(_ candidate: Candidate, target: JSONObject, providers: [PropertyPath]) -> PropertyPath? {
         let path = candidate.path
+        // A `*` path is expanded against target by the decoder, which reports what it misses.
+        if path.hasWildcard { return nil }
         if providers.contains(where: { overlaps($0, path) }) { return nil }
         if path.lookup(in: target) != nil { return nil }
         // A component of a colour (`tint.alpha`).
@@ -72,6 +80,6 @@ enum ImplicitStartCheck {
     /// Whether one path is the other, or contains it.
     private static func overlaps(_ a: PropertyPath, _ b: PropertyPath) -> Bool {
         let n = min(a.segments.count, b.segments.count)
-        return a.segments.prefix(n) == b.segments.prefix(n)
+        return zip(a.segments.prefix(n), b.segments.prefix(n)).allSatisfy { $0 == $1 || $0 == "*" || $1 == "*" }
     }
 }

@@ -1,5 +1,5 @@
-/// A motion-interchange animation trait (API §3.7): timing as data, inline or named in the
-/// document's `specs` tree, mapped onto a tween as SEMANTICS §10 says.
+/// A motion-interchange animation trait (docs/README.md): timing as data, inline or named in the
+/// document's `specs` tree, mapped onto a tween as docs/values.md#motion-specs says.
 public struct MotionSpec: Sendable {
     public enum Curve: Sendable {
         case bezier(CubicBezier)
@@ -141,8 +141,10 @@ public struct MotionSpec: Sendable {
         }
     }
 
-    /// The tween timing this spec stands for, keeping the node's `repeatDelay`.
-    func timing(repeatDelay: Double) -> NodeTiming {
+    /// The tween timing this spec stands for, keeping the node's `repeatDelay`; `duration`
+    /// replaces the spec's own (a spring curve's rest time in the property's units).
+    func timing(repeatDelay: Double, duration: Double? = nil) -> NodeTiming {
+        let duration = duration ?? self.duration
         var timing = NodeTiming(delay: delay, repeatDelay: repeatDelay)
         switch repetition {
         case .none:

@@ -144,10 +144,54 @@ public final class ObjectReader {
     }
 
     /// Records every field that no accessor asked for as unknown (400).
+    /// Records every field that no accessor asked for as unknown (400), with the known field
+    /// it most likely misspells ("did you mean …?").
     public func finish() {
         for key in object.keys where !consumed.contains(key) {
-            diagnostics.malformed(pointer(key), "unknown field '\(key)'")
+            if let match = Self.suggestion(for: key, among: consumed) {
+                diagnostics.malformed(pointer(key), "unknown field '\(key)': did you mean '\(match)'?")
+            } else {
+                diagnostics.malformed(pointer(key), "unknown field '\(key)'")
+            }
         }
+    }
+
+    /// The known name closest to `key`: the same ignoring case, or within an edit distance of
+    /// a third of its length (at least 1, at most 3). Names over 64 characters get none (the
+    /// distance costs length², and input reaches it).
+    static func suggestion(for key: String, among known: Set<String>) -> String? {
+        let a = Array(key.lowercased().utf8)
+        guard !a.isEmpty, a.count <= 64 else { return nil }
+        let limit = min(3, max(1, a.count / 3))
+        var best: (name: String, distance: Int)?
+        for name in known.sorted() {
+            let b = Array(name.lowercased().utf8)
+            guard b.count <= 64, abs(a.count - b.count) <= limit else { continue }
+            let d = editDistance(a, b)
+            if d <= limit, d < (best?.distance ?? Int.max) { best = (name, d) }
+        }
+        return best?.name
+    }
+
+    /// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+    /// neighbours each cost 1.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous2 = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { value = min(value, previous2[j - 2] + 1) }
+                current[j] = value
+            }
+            (previous2, previous, current) = (previous, current, previous2)
+        }
+        return previous[b.count]
     }
 
     private func describe(_ value: JSON) -> String {

@@ -5,7 +5,7 @@ public struct EasingSyntaxError: Error, Sendable, Equatable {
 }
 
 extension Easing {
-    /// Decodes an easing in any wire form of API.md §3.1: a name, a CSS keyword, a CSS function
+    /// Decodes an easing in any wire form of docs/easings.md: a name, a CSS keyword, a CSS function
     /// string, or an object with `type`.
     ///
     /// A wrong JSON type or an unknown field is recorded as malformed (400); an unknown name,
@@ -372,7 +372,7 @@ extension Easing {
     }
 
     /// `{"type": "spring", <one parameterisation>, "initialVelocity"?, "restDelta"?, "restSpeed"?}`
-    /// (SEMANTICS §4): the parameters as `SpringParameters.decode` reads them; `initialVelocity`
+    /// (docs/nodes.md#spring): the parameters as `SpringParameters.decode` reads them; `initialVelocity`
     /// in distances per second (default 0); `restDelta` and `restSpeed` positive (default
     /// 0.001). A spring that never rests, or rests only after the settling limit, is a 422 at
     /// the object.

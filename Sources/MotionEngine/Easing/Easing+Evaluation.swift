@@ -13,7 +13,7 @@ extension Easing {
         mode == .inOut ? 0.45 : 0.3
     }
 
-    /// `E(u)` as SEMANTICS §2 defines it.
+    /// `E(u)` as docs/easings.md defines it.
     ///
     /// `u` is clamped to [0, 1] (NaN counts as 0). `E(0) = 0` and `E(1) = 1` exactly, except
     /// for CSS `steps()` jumping at 0 and for `linear(…)` stops that do not begin at 0 or end
@@ -122,7 +122,7 @@ extension Easing {
         case (.bounce, .out):
             return bounceOut(u)
         case (.bounce, .inOut):
-            // The standard easings.net curve (not MotionMachine's, see SEMANTICS §2 note 1).
+            // The standard easings.net curve (not MotionMachine's, see docs/easings.md).
             if u < 0.5 { return (1 - bounceOut(1 - 2 * u)) / 2 }
             return (1 + bounceOut(2 * u - 1)) / 2
         }

@@ -1,4 +1,4 @@
-/// An easing curve `E(u)` over normalised progress `u ∈ [0, 1]` (SEMANTICS §2).
+/// An easing curve `E(u)` over normalised progress `u ∈ [0, 1]` (docs/easings.md).
 ///
 /// `E(0) = 0` and `E(1) = 1` exactly, except where CSS `steps()` jumps at 0.
 /// Decoding from the wire forms lives in `Easing+Decoding.swift`; the list served by
@@ -17,7 +17,7 @@ public enum Easing: Sendable, Equatable {
     case steps(count: Int, position: StepPosition)
     /// CSS `linear(…)`: piecewise-linear through control points (x ascending).
     case piecewiseLinear(PiecewiseLinear)
-    /// `{"type": "spring", …}`: a spring from 0 to 1 over its own rest time (SEMANTICS §4).
+    /// `{"type": "spring", …}`: a spring from 0 to 1 over its own rest time (docs/nodes.md#spring).
     case spring(SpringCurve)
 
     public enum EaseMode: String, Sendable, Equatable, CaseIterable {

@@ -1,4 +1,4 @@
-/// Produces the lines of a frame stream (API §5) one frame at a time: the frame, then the
+/// Produces the lines of a frame stream (docs/README.md) one frame at a time: the frame, then the
 /// events that fall on it, and finally the `end` line. Used by `/v1/streams`; the caller
 /// decides when each frame is due.
 public struct FrameStreamEncoder: Sendable {

@@ -145,6 +145,10 @@ public enum OutputSize {
         if timeline.options.events {
             total += eventsBytes(timeline.events, limit: limit) + 16
         }
+        if let schedule = timeline.schedule {
+            for node in schedule.nodes { total += Double(64 + 2 * numberBytes + stringBytes(node.motion)) }
+            for label in schedule.labels { total += Double(8 + numberBytes + stringBytes(label.name)) }
+        }
         if timeline.options.final {
             // `target` with every output written into it, creating objects along its path.
             total += Double(valueBytes(.object(timeline.target)) + 16)

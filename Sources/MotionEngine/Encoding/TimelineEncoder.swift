@@ -1,4 +1,4 @@
-/// Writes the `POST /v1/timelines` response body (API §4).
+/// Writes the `POST /v1/timelines` response body (docs/documents.md).
 public enum TimelineEncoder {
     public static func encode(_ timeline: Timeline) -> [UInt8] {
         // Reserve for the samples up to the default sample limit; beyond it (a raised limit)
@@ -61,6 +61,7 @@ public enum TimelineEncoder {
             }
             w.raw("]")
         }
+        if let schedule = timeline.schedule { writeSchedule(schedule, into: &w) }
         if timeline.options.final {
             w.raw(",\"final\":")
             w.value(.object(timeline.document(at: timeline.window.end)))
@@ -92,7 +93,7 @@ public enum TimelineEncoder {
     }
 
     /// An event object. The stream form starts with `"event": type`; the response form has
-    /// `"type"` (API §4, §5).
+    /// `"type"` (docs/documents.md, §5).
     public static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
         if streamForm {
             w.raw("{\"event\":")
@@ -114,6 +115,30 @@ public enum TimelineEncoder {
         if let step = event.step {
             w.raw(",\"step\":")
             w.integer(step)
+        }
+        w.raw("}")
+    }
+}
+
+extension TimelineEncoder {
+    /// `"schedule": [{"motion", "start", "end"}]` and `"labels": {name: time}` (API §10.2).
+    static func writeSchedule(_ schedule: Timeline.Schedule, into w: inout JSONWriter) {
+        w.raw(",\"schedule\":[")
+        for (index, node) in schedule.nodes.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.raw("{\"motion\":")
+            w.string(node.motion)
+            w.raw(",\"start\":")
+            w.number(node.start)
+            w.raw(",\"end\":")
+            if let end = node.end { w.number(end) } else { w.raw("null") }
+            w.raw("}")
+        }
+        w.raw("],\"labels\":{")
+        for (index, label) in schedule.labels.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.key(label.name)
+            w.number(label.time)
         }
         w.raw("}")
     }

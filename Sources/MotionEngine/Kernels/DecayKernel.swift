@@ -1,6 +1,6 @@
 import Foundation
 
-/// b3ll's `DecayAnimation` in closed form (SEMANTICS §5), built on `ExponentialLaw`:
+/// b3ll's `DecayAnimation` in closed form (docs/nodes.md#decay), built on `ExponentialLaw`:
 /// `v(t) = v0·e^(κt)`, `x(t) = x0 + v0·(e^(κt) − 1)/κ` with `κ = 1000·ln(decayConstant)` (< 0,
 /// 1/s). The body rests when `|v| < restVelocity`; from then on the value is exactly the
 /// resting point.

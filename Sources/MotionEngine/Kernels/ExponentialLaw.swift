@@ -1,6 +1,6 @@
 import Foundation
 
-/// The law shared by physics (SEMANTICS §3) and decay (§5): a body whose velocity decays
+/// The law shared by physics (docs/nodes.md#physics) and decay (docs/nodes.md#decay): a body whose velocity decays
 /// exponentially, `v(t) = v0·e^(−λt)` and `x(t) = x0 + v0·(1 − e^(−λt))/λ`.
 ///
 /// Units: positions in the property's units, velocities in units/s, `λ` in 1/s, times in s

@@ -1,6 +1,6 @@
 import Foundation
 
-/// MotionMachine's `PhysicsMotion` in closed form (SEMANTICS §3): a body with friction,
+/// MotionMachine's `PhysicsMotion` in closed form (docs/nodes.md#physics): a body with friction,
 /// optionally bouncing between two walls, as an exact function of the time since its leg
 /// started.
 ///
@@ -35,9 +35,9 @@ public struct PhysicsKernel: Sendable, Equatable {
         public let law: ExponentialLaw
     }
 
-    /// Default `restitution` (API §3.2).
+    /// Default `restitution` (docs/README.md).
     public static let defaultRestitution = 0.75
-    /// Default `restVelocity` (units/s, API §3.2).
+    /// Default `restVelocity` (units/s, docs/README.md).
     public static let defaultRestVelocity = 0.95
     /// Default bound on wall contacts before rest.
     public static let defaultMaxContacts = 10_000

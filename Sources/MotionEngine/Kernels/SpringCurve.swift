@@ -1,4 +1,4 @@
-/// A spring used as an easing curve (SEMANTICS §4, API §3.1 `{"type": "spring", …}`).
+/// A spring used as an easing curve (docs/nodes.md#spring, docs/nodes.md#tween `{"type": "spring", …}`).
 ///
 /// The spring is solved from 0 to 1 with `initialVelocity` (in units of the distance per
 /// second, so positive moves toward the target); its rest time `T` (s) is found by the

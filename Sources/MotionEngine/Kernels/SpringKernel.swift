@@ -1,6 +1,6 @@
 import Foundation
 
-/// The canonical constants of a damped spring (SEMANTICS §4): mass `m`, stiffness `k`
+/// The canonical constants of a damped spring (docs/nodes.md#spring): mass `m`, stiffness `k`
 /// (force per unit of displacement, i.e. N/m with unit mass) and damping `c` (force per
 /// unit/s).
 ///
@@ -114,7 +114,7 @@ public struct SpringModes: Sendable, Equatable {
     }
 }
 
-/// A damped spring from `a` to `b` with initial velocity `v0` in closed form (SEMANTICS §4):
+/// A damped spring from `a` to `b` with initial velocity `v0` in closed form (docs/nodes.md#spring):
 /// `x(t) = b + y(t)`, `y(0) = a − b`, `y'(0) = v0`.
 ///
 /// Units: positions in the property's units, velocity in units/s, `t` in s since the leg
@@ -289,7 +289,7 @@ public struct SpringKernel: Sendable, Equatable {
     }
 }
 
-/// When springs come to rest (SEMANTICS §4): the first multiple of 1 ms from which
+/// When springs come to rest (docs/nodes.md#spring): the first multiple of 1 ms from which
 /// `|y| ≤ restDelta` and `|y'| ≤ restSpeed` hold at **every** later multiple of 1 ms, for every
 /// component. A momentary pass through the band (a zero crossing, a turning point) does not
 /// count.

@@ -1,5 +1,5 @@
 extension SpringParameters {
-    /// The four ways to give a spring's constants on the wire (API §3.3), each named by its
+    /// The four ways to give a spring's constants on the wire (docs/README.md), each named by its
     /// first field.
     public enum Form: String, Sendable, Equatable, CaseIterable {
         /// `{response, dampingRatio?}`
@@ -37,7 +37,7 @@ extension SpringParameters {
     public static let fieldNames = ["response", "dampingRatio", "stiffness", "damping", "mass",
                                     "duration", "bounce", "tension", "friction"]
 
-    /// Reads whichever parameterisation `reader`'s object holds (API §3.3), recording problems
+    /// Reads whichever parameterisation `reader`'s object holds (docs/README.md), recording problems
     /// with their JSON pointers; nil after a problem or when none is present.
     ///
     /// It reads only the fields of the `allowed` forms (plus `mass` when `stiffness` or
@@ -55,11 +55,12 @@ extension SpringParameters {
     /// Problems: no form at all (when `required`), a missing field of the chosen form or a
     /// wrong JSON type → malformed (400); two forms at once → invalid (422) naming both; a
     /// value out of range → invalid (422): mass, stiffness, tension, response, duration > 0;
-    /// damping, friction ≥ 0; dampingRatio > 0 (0 never rests); bounce in (−1, 1); constants
+    /// damping, friction ≥ 0; dampingRatio > 0 (0 never rests), or ≥ 0 with `allowsUndamped`
+    /// (a spring node, which a `window` can sample for ever); bounce in (−1, 1); constants
     /// whose derived values overflow.
     public static func decode(
         from reader: ObjectReader, _ diagnostics: Diagnostics,
-        allowed: Set<Form> = Set(Form.allCases), required: Bool = true
+        allowed: Set<Form> = Set(Form.allCases), required: Bool = true, allowsUndamped: Bool = false
     ) -> SpringParameters? {
         let before = diagnostics.problems.count
         let forms = Form.allCases.filter { allowed.contains($0) && $0.identifyingKeys.contains(where: reader.has) }
@@ -101,7 +102,7 @@ extension SpringParameters {
             let response = positive("response", required: true)
             var ratio: Double? = 1
             if let n = reader.number("dampingRatio") {
-                if n > 0 {
+                if n > 0 || (n == 0 && allowsUndamped) {
                     ratio = n
                 } else {
                     diagnostics.invalid(reader.pointer("dampingRatio"), n == 0

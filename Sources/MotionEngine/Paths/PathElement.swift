@@ -152,7 +152,7 @@ public enum PathElement: Sendable, Equatable {
 }
 
 extension PathElement {
-    /// Decodes a `path` field (API §3.5) into a measured path: SVG path data (a string) or the
+    /// Decodes a `path` field (docs/nodes.md#path-and-pathphysics) into a measured path: SVG path data (a string) or the
     /// element-array form.
     ///
     /// A value of another JSON type is malformed (400). A syntax error in path data is invalid

@@ -12,7 +12,7 @@ public struct PathElementError: Error, Sendable, Equatable {
     }
 }
 
-/// A path measured by arc length, for moving a point along it at constant speed (SEMANTICS §7).
+/// A path measured by arc length, for moving a point along it at constant speed (docs/nodes.md#path-and-pathphysics).
 ///
 /// The path is a list of drawn segments — lines and cubic Béziers (quadratics are stored
 /// degree-elevated, which is exact; arcs arrive as cubics, see `EllipticalArc`) — with their

@@ -9,10 +9,19 @@ public struct RetargetError: Error, Sendable, Equatable {
 
     public var kind: Kind
     public var message: String
+    /// The request field at fault: `path` (nothing animated there, or it cannot be
+    /// redirected) or `to` (the value).
+    public var field: String
+
+    public init(kind: Kind, message: String, field: String = "to") {
+        self.kind = kind
+        self.message = message
+        self.field = field
+    }
 }
 
 extension Timeline {
-    /// The spring a retarget hands properties to by default (API §6).
+    /// The spring a retarget hands properties to by default (docs/streams-and-sessions.md).
     public static let defaultRetargetSpring = SpringParameters.response(0.5, dampingRatio: 1)
 
     /// This timeline with the property at `path` redirected, from virtual time `t`, toward
@@ -29,21 +38,22 @@ extension Timeline {
         var kernels: [(index: Int, kernel: SpringKernel)] = []
         for (trackPath, target) in leaves {
             guard let index = tracks.firstIndex(where: { $0.path == trackPath }) else {
-                throw RetargetError(kind: .invalid, message: "'\(trackPath)' is not animated in this session")
+                throw RetargetError(kind: .invalid, message: "'\(trackPath)' is not animated in this session", field: "path")
             }
             let track = tracks[index]
             if !track.additive.isEmpty {
-                throw RetargetError(kind: .conflict, message: "'\(trackPath)' is driven by additive motions, which cannot be redirected")
+                throw RetargetError(kind: .conflict, message: "'\(trackPath)' is driven by additive motions, which cannot be redirected", field: "path")
             }
             if let segment = track.segmentIndex(at: t).map({ track.segments[$0] }) {
                 switch segment.curve {
                 case .path:
-                    throw RetargetError(kind: .conflict, message: "'\(trackPath)' follows a path; only springs, decays and tweens can be redirected")
+                    throw RetargetError(kind: .conflict, message: "'\(trackPath)' follows a path; only springs, decays and tweens can be redirected", field: "path")
                 case .dynamic(let curve):
                     if case .physics = curve.locate(t - segment.start).leg.kernel {
-                        throw RetargetError(kind: .conflict, message: "'\(trackPath)' is a physics motion; only springs, decays and tweens can be redirected")
+                        throw RetargetError(kind: .conflict, message: "'\(trackPath)' is a physics motion; only springs, decays and tweens can be redirected", field: "path")
                     }
-                case .tween:
+                case .tween, .keyframes:
+                    // A keyframed tween leaves its remaining keyframes for the spring.
                     break
                 }
             }
@@ -78,7 +88,7 @@ extension Timeline {
                 throw RetargetError(kind: .invalid, message: "'\(text)' is not a number, an object or array of numbers, or a colour")
             }
             let channels = Colour.channels.filter { channel in tracks.contains { $0.path == path + "." + channel } }
-            guard !channels.isEmpty else { throw RetargetError(kind: .invalid, message: "'\(path)' is not an animated colour in this session") }
+            guard !channels.isEmpty else { throw RetargetError(kind: .invalid, message: "'\(path)' is not an animated colour in this session", field: "path") }
             return channels.map { (path + "." + $0, colour[$0]) }
         case .object, .array:
             let leaves = ValueShape.leaves(of: value)

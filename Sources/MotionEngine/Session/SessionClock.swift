@@ -1,4 +1,4 @@
-/// The virtual clock of a live session (API §6): runs at wall time × `speed` from creation,
+/// The virtual clock of a live session (docs/streams-and-sessions.md): runs at wall time × `speed` from creation,
 /// can be paused, resumed, reversed, sought and stopped, and completes at either end.
 ///
 /// Pure value type: the caller passes wall time (seconds on a monotonic clock), so every

@@ -8,6 +8,8 @@ public indirect enum Curve: Sendable {
     case tween(TweenCurve)
     case dynamic(DynamicCurve)
     case path(PathCurve)
+    /// A tween leg through several keyframes (API §10.1).
+    case keyframes(KeyframeCurve)
 
     @inline(__always)
     public func value(at tau: Double) -> Double {
@@ -15,6 +17,7 @@ public indirect enum Curve: Sendable {
         case .tween(let curve): return curve.value(at: tau)
         case .dynamic(let curve): return curve.value(at: tau)
         case .path(let curve): return curve.value(at: tau)
+        case .keyframes(let curve): return curve.value(at: tau)
         }
     }
 
@@ -24,6 +27,7 @@ public indirect enum Curve: Sendable {
         case .tween(let curve): return curve.from
         case .dynamic(let curve): return curve.value(at: 0)
         case .path(let curve): return curve.value(at: 0)
+        case .keyframes(let curve): return curve.forward.value(0)
         }
     }
 }
@@ -53,7 +57,16 @@ public struct TweenCurve: Sendable {
             let e = reverseEasing(u)
             return e == 1 ? from : to + (from - to) * e
         case .cycleEnd:
-            return timing.reverses ? from : to
+            return timing.reverses ? Self.end(to, from, reverseEasing) : Self.end(from, to, easing)
         }
+    }
+
+    /// Where a leg from `a` to `b` ends: exactly `b`, or `a + (b−a)·E(1)` for an easing whose
+    /// value at 1 is not 1 (a CSS `linear(…)` whose last stop is not 1; SEMANTICS §2).
+    @inline(__always)
+    static func end(_ a: Double, _ b: Double, _ easing: Easing) -> Double {
+        guard case .piecewiseLinear = easing else { return b }
+        let e = easing(1)
+        return e == 1 ? b : a + (b - a) * e
     }
 }

@@ -4,7 +4,7 @@
 public let timeEpsilon = 1e-9
 
 /// The legs and cycles of one node's timing, as a function of local time τ (seconds since
-/// the node started, after its delay). SEMANTICS §1.
+/// the node started, after its delay). docs/timing-and-events.md.
 public struct CycleTiming: Sendable, Equatable {
     /// Duration of one leg, seconds (≥ 0).
     public let legDuration: Double

@@ -8,6 +8,8 @@ public struct DynamicCurve: Sendable {
         /// Exactly the target from `settle` on (rest time, or first crossing with stopAtTarget).
         case spring(SpringKernel, settle: Double)
         case decay(DecayKernel)
+        /// Spring keyframes: successive targets, turning with position and velocity.
+        case springChain(SpringChain)
 
         @inline(__always)
         public func value(at t: Double) -> Double {
@@ -15,6 +17,7 @@ public struct DynamicCurve: Sendable {
             case .physics(let kernel): return kernel.value(at: t)
             case .spring(let kernel, let settle): return t >= settle ? kernel.target : kernel.value(at: t)
             case .decay(let kernel): return kernel.value(at: t)
+            case .springChain(let chain): return chain.value(at: t)
             }
         }
 
@@ -23,6 +26,7 @@ public struct DynamicCurve: Sendable {
             case .physics(let kernel): return kernel.velocity(at: t)
             case .spring(let kernel, let settle): return t >= settle ? 0 : kernel.velocity(at: t)
             case .decay(let kernel): return kernel.velocity(at: t)
+            case .springChain(let chain): return chain.velocity(at: t)
             }
         }
 

@@ -1,5 +1,5 @@
 /// One coordinate of a motion along a path: the point's `x` or `y`, or the tangent angle,
-/// at the arc length the node's progress gives (SEMANTICS §7). Lookups are O(log n) in the
+/// at the arc length the node's progress gives (docs/nodes.md#path-and-pathphysics). Lookups are O(log n) in the
 /// path's table.
 public struct PathCurve: Sendable {
     public enum Component: Sendable {

@@ -1,4 +1,4 @@
-/// Lays the node tree out on absolute time (SEMANTICS §1, §8).
+/// Lays the node tree out on absolute time (docs/timing-and-events.md).
 ///
 /// A small discrete-event simulation: every node start and every hand-off is an action
 /// processed in time order (ties: document order, then causal order), so a property without
@@ -18,7 +18,14 @@ final class Scheduler {
 
     private(set) var builder: TrackBuilder
     private(set) var events: [TimelineEvent] = []
-    private let diagnostics: Diagnostics
+    /// For each event: its node's pre-order position, and the index of the event at the same
+    /// instant that caused it (−1 for none). `EventOrder` sorts by them (SEMANTICS §8).
+    private(set) var eventOrders: [Int] = []
+    private(set) var eventCauses: [Int] = []
+    /// The time of the running action, and the last event in its causal chain (−1 for none).
+    private var now = -Double.infinity
+    private var context = -1
+    let diagnostics: Diagnostics
     private let limits: EngineLimits
     /// Actions after this time are not run (the window end, for motions that never end).
     private let horizon: Double
@@ -27,6 +34,8 @@ final class Scheduler {
     private(set) var overflow: String?
     /// The root's play, for tests that check it is freed (weak: the scheduler owns no play).
     private(set) weak var rootPlay: Play?
+    /// Every node's first start and first cycle end, and the timelines' labels (`output.schedule`).
+    var schedule = ScheduleRecorder()
 
     init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double) {
         self.builder = TrackBuilder(target: target, diagnostics: diagnostics)
@@ -43,9 +52,11 @@ final class Scheduler {
     func run(_ root: MotionNode) -> Double? {
         defer { queue = ActionQueue() }
         var end: Double?
-        play(root, at: 0, part: .full) { time, _ in end = time }
+        play(root, at: 0, part: .full) { time, _ in end = exactTime(time) }
         while overflow == nil, let action = queue.pop() {
             if action.time > horizon + timeEpsilon { break }
+            now = action.time
+            context = action.cause
             action.run()
         }
         return end
@@ -53,8 +64,9 @@ final class Scheduler {
 
     // MARK: - Scheduling primitives
 
-    private func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
-        queue.push(time: time, order: order, body)
+    /// Runs `body` at `time`; an action at the running action's instant carries its causal chain.
+    func at(_ time: Double, order: Int, _ body: @escaping () -> Void) {
+        queue.push(time: time, order: order, cause: abs(time - now) < timeEpsilon ? context : -1, body)
     }
 
     /// Cycles a leaf's boundary walk may visit: twice the event limit and a few, saturating
@@ -72,13 +84,18 @@ final class Scheduler {
         "\(header.pointer) repeats more than \(format(CycleTiming.maxCycleIndex)) times before the window starts, too many to place its events exactly; sample a window nearer its start"
     }
 
-    private func emit(_ kind: TimelineEvent.Kind, _ node: NodeHeader, at time: Double, step: Int? = nil) {
+    func emit(_ kind: TimelineEvent.Kind, _ node: NodeHeader, at time: Double, step: Int? = nil) {
         guard overflow == nil else { return }
         if events.count >= limits.maxEvents {
             overflow = eventsOverflow
             return
         }
-        events.append(TimelineEvent(time: time, kind: kind, motion: node.id, step: step))
+        let cause = context >= 0 && abs(events[context].time - time) < timeEpsilon ? context : -1
+        events.append(TimelineEvent(time: exactTime(time), kind: kind, motion: node.id, step: step))
+        eventOrders.append(node.order)
+        eventCauses.append(cause)
+        if abs(time - now) < timeEpsilon { context = events.count - 1 }
+        if schedule.enabled { schedule.note(kind, node, at: exactTime(time)) }
     }
 
     private func countPlay() -> Bool {
@@ -117,7 +134,12 @@ final class Scheduler {
         case .tween(let tween): playTween(tween, at: t, play: play, finish: finish)
         case .physics, .spring, .decay: playDynamic(node, at: t, play: play, finish: finish)
         case .path(let path): playPath(path, at: t, play: play, finish: finish)
-        case .group(let group): playGroup(group, at: t, part: part, play: play, finish: finish)
+        case .group(let group):
+            if let layout = group.layout {
+                playTimeline(group, layout, at: t, part: part, play: play, finish: finish)
+            } else {
+                playGroup(group, at: t, part: part, play: play, finish: finish)
+            }
         case .sequence(let sequence): playSequence(sequence, at: t, part: part, play: play, finish: finish)
         }
     }
@@ -143,6 +165,10 @@ final class Scheduler {
                     builder.addReverseLeg(leg, at: t)
                     end = max(end, t + leg.duration)
                 }
+                for part in play.homeward {  // keyframed properties
+                    builder.appendHomeward(part.curve, track: part.track, at: t, part.blending)
+                    end = max(end, t + part.duration)
+                }
                 at(end, order: header.order) { finish(end) }
             case .physics, .spring, .decay, .path:
                 var end = t
@@ -151,6 +177,8 @@ final class Scheduler {
                     end = max(end, t + part.duration)
                 }
                 at(end, order: header.order) { finish(end) }
+            case .group(let group) where group.layout != nil:
+                mirror(play, at: t, order: header.order, done: finish)
             case .group:
                 join(play.children.count, at: t, order: header.order, finish) { index, childDone in
                     self.playHomeward(play.children[index], at: t, done: childDone)
@@ -171,7 +199,7 @@ final class Scheduler {
     }
 
     /// Starts `count` things at once and calls `finish` with the last end.
-    private func join(_ count: Int, at t: Double, order: Int, _ finish: @escaping (Double) -> Void,
+    func join(_ count: Int, at t: Double, order: Int, _ finish: @escaping (Double) -> Void,
                       start: (Int, @escaping (Double) -> Void) -> Void) {
         guard count > 0 else { return at(t, order: order) { finish(t) } }
         var remaining = count
@@ -204,6 +232,9 @@ final class Scheduler {
             if let active = timing.activeDuration, let current = end { end = max(current, start + active) } else { end = nil }
         }
         let nodeStart = starts.min() ?? t + header.timing.delay
+        if let spec = tween.springTiming, case .spring(let curve) = spec.curve {
+            return playSpringTimedTween(tween, spec: spec, curve: curve, starts: starts, nodeStart: nodeStart, play: play, finish: finish)
+        }
         at(nodeStart, order: header.order) { [unowned self] in
             emit(.started, header, at: nodeStart)
             emitBoundaries(header, starts: starts, timings: timings)
@@ -213,12 +244,47 @@ final class Scheduler {
             let reverseEasing = tween.reverseEasing ?? easing
             at(starts[index], order: header.order) { [unowned self] in
                 let blending = TrackBuilder.Blending(additiveWeight: tween.additiveWeight, bounds: property.bounds)
+                if let keyframes = property.keyframes {
+                    play.homeward += builder.addKeyframes(property, keyframes, start: starts[index], timing: timings[index], easing: easing,
+                                                          reverseEasing: tween.reverseEasing, blending: blending)
+                    return
+                }
                 let legs = builder.add(property, start: starts[index], timing: timings[index], easing: easing,
                                        reverseEasing: reverseEasing, blending: blending)
                 play.legs.append(contentsOf: legs)
             }
         }
         if let end { at(end, order: header.order) { finish(end) } }
+    }
+
+    /// A tween timed by a spring-curve spec: each property's legs last its own rest time, known
+    /// when it is resolved; boundaries and the end follow once every property is.
+    private func playSpringTimedTween(_ tween: TweenNode, spec: MotionSpec, curve: SpringCurve, starts: [Double],
+                                      nodeStart: Double, play: Play, finish: @escaping (Double) -> Void) {
+        let header = tween.header
+        at(nodeStart, order: header.order) { [unowned self] in emit(.started, header, at: nodeStart) }
+        var timings = [CycleTiming?](repeating: nil, count: tween.properties.count)
+        var remaining = tween.properties.count
+        for (index, property) in tween.properties.enumerated() {
+            at(starts[index], order: header.order) { [unowned self] in
+                let blending = TrackBuilder.Blending(additiveWeight: tween.additiveWeight, bounds: property.bounds)
+                if let made = builder.addSpringTimed(property, spec: spec, curve: curve, start: starts[index],
+                                                     node: header.timing, blending: blending) {
+                    play.legs.append(contentsOf: made.legs)
+                    timings[index] = made.timing
+                }
+                remaining -= 1
+                guard remaining == 0 else { return }
+                let resolved = zip(starts, timings).compactMap { start, timing in timing.map { (start, $0) } }
+                guard resolved.count == timings.count else { return }  // a problem was reported
+                emitBoundaries(header, starts: resolved.map(\.0), timings: resolved.map(\.1))
+                var end: Double? = nodeStart
+                for (start, timing) in resolved {
+                    if let active = timing.activeDuration, let current = end { end = max(current, start + active) } else { end = nil }
+                }
+                if let end { at(end, order: header.order) { finish(end) } }
+            }
+        }
     }
 
     /// `reversed` and `repeated` of a leaf's own cycles, merged over its properties.
@@ -408,6 +474,13 @@ final class Scheduler {
                 // A property's own bounds win over a spring's clamp.
                 for index in firstLeaf..<leaves.count { leaves[index].bounds = property.bounds ?? clamp }
             }
+            if case .spring(let spring) = node, let keyframes = property.keyframes {
+                guard let keyed = springKeyframeLeaves(spring, property, keyframes, at: start) else { return nil }
+                leaves += keyed.leaves
+                forwardLength = max(forwardLength, keyed.forward)
+                reverseLength = max(reverseLength, keyed.reverse)
+                continue
+            }
             let shape = property.to ?? property.from ?? property.path.lookup(in: builder.target) ?? .number(0)
             guard let resolved = builder.resolve(path: property.path, pointer: property.pointer, from: property.from,
                                                  to: shape, at: start, keepAll: property.to == nil) else { return nil }
@@ -475,8 +548,8 @@ final class Scheduler {
                     return nil
                 }
             }
-            forwardLength = max(settle, springs.compactMap(\.crossing).max() ?? 0)
-            reverseLength = settleBack
+            forwardLength = max(forwardLength, settle, springs.compactMap(\.crossing).max() ?? 0)
+            reverseLength = max(reverseLength, settleBack)
             for item in springs {
                 leaves[item.leafIndex].forward = .spring(item.kernel, settle: item.crossing ?? settle)
                 leaves[item.leafIndex].reverse = .spring(item.reverse, settle: settleBack)
@@ -486,6 +559,33 @@ final class Scheduler {
     }
 
     static func isUndamped(_ spring: SpringNode) -> Bool { spring.parameters.damping == 0 }
+
+    /// A spring property with keyframes: every leaf's chain through the targets, and back
+    /// (the keyframes in reverse order, the durations of the targets it heads for again,
+    /// velocity −v0); with how long each way lasts. Nil after a problem (reported).
+    private func springKeyframeLeaves(_ spring: SpringNode, _ property: DynamicProperty, _ keyframes: SpringKeyframes, at start: Double)
+        -> (leaves: [DynamicLeaf], forward: Double, reverse: Double)? {
+        guard let resolved = builder.resolveKeyframes(path: property.path, pointer: property.pointer, values: keyframes.values, at: start) else {
+            return nil
+        }
+        let velocity = property.velocity ?? spring.velocity
+        let values = resolved.map(\.values)
+        let back = keyframes.durations.map { Array($0.dropLast().reversed()) + [nil] }
+        do {
+            let forward = try SpringChain.build(parameters: spring.parameters, values: values, velocities: values.map { _ in velocity },
+                                                durations: keyframes.durations, restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+            let reverse = try SpringChain.build(parameters: spring.parameters, values: values.map { $0.reversed() },
+                                                velocities: values.map { _ in -velocity }, durations: back,
+                                                restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+            let leaves = zip(resolved, zip(forward.chains, reverse.chains)).map { item, chains in
+                DynamicLeaf(leaf: item.leaf, forward: .springChain(chains.0), reverse: .springChain(chains.1))
+            }
+            return (leaves, forward.end, reverse.end)
+        } catch {
+            diagnostics.invalid(property.pointer + "/keyframes", error.message)
+            return nil
+        }
+    }
 
     /// Events before this are not needed (set for windows far into an endless motion).
     var windowStart = -Double.infinity
@@ -572,10 +672,12 @@ final class Scheduler {
                 forward(outwardOrder, 0, cycleStart) { [unowned self] turn in
                     guard timing.reverses else { return endCycle(turn) }
                     emit(.reversed, header, at: turn)
-                    emit(.stepped, header, at: turn, step: steps.count - 1)
                     if !contiguous {
+                        // The sequential turn: the last step hands off to its own replay.
+                        emit(.stepped, header, at: turn, step: steps.count - 1)
                         return forward(Array(outwardOrder.reversed()), 0, turn, then: endCycle)
                     }
+                    // Contiguous: the turn is not a hand-off (no `stepped`).
                     // Contiguous: the reverse legs run n−1 … 0.
                     let plays = outwardPlays
                     func homeward(_ index: Int, _ time: Double) {
@@ -602,6 +704,8 @@ final class Play {
     var homeward: [(track: Int, curve: Curve, duration: Double, blending: TrackBuilder.Blending)] = []
     /// The child plays of the last cycle, in the order they played.
     var children: [Play] = []
+    /// A timeline's children: where each started and ended, seconds from the cycle's start.
+    var spans: [(start: Double, end: Double)] = []
 
     init(node: MotionNode) { self.node = node }
 }
@@ -612,14 +716,16 @@ struct ActionQueue {
         var time: Double
         var order: Int
         var sequence: Int
+        /// The event that caused it at the same instant, or −1.
+        var cause: Int
         var run: () -> Void
     }
 
     private var heap = MinHeap<Action> { ($0.time, $0.order, $0.sequence) < ($1.time, $1.order, $1.sequence) }
     private var nextSequence = 0
 
-    mutating func push(time: Double, order: Int, _ run: @escaping () -> Void) {
-        heap.push(Action(time: time, order: order, sequence: nextSequence, run: run))
+    mutating func push(time: Double, order: Int, cause: Int = -1, _ run: @escaping () -> Void) {
+        heap.push(Action(time: time, order: order, sequence: nextSequence, cause: cause, run: run))
         nextSequence += 1
     }
 

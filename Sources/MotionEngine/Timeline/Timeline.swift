@@ -6,7 +6,7 @@ public struct Timeline: Sendable {
     public let window: TimeWindow
     /// Total duration of the motion; nil when it never ends.
     public let duration: Double?
-    /// Number of samples in the window (API §4 sample-time rule).
+    /// Number of samples in the window (docs/documents.md sample-time rule).
     public let frameCount: Int
     public let tracks: [Track]
     /// One entry per distinct property path, in document order (for `frames` and `final`).
@@ -16,6 +16,8 @@ public struct Timeline: Sendable {
     public let options: OutputOptions
     /// The document's `target`, as given.
     public let target: JSONObject
+    /// Every node's start and first cycle end, and the labels, when `output.schedule` asks.
+    public var schedule: Schedule? = nil
 
     /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {
@@ -66,7 +68,7 @@ public struct Timeline: Sendable {
         }
     }
 
-    /// Samples in a window (API §4): `start + k/fps` while that is more than 1 µs before the
+    /// Samples in a window (docs/documents.md): `start + k/fps` while that is more than 1 µs before the
     /// end, plus the end itself. The caller bounds the window first.
     public static func frameCount(window: TimeWindow, fps: Double) -> Int {
         let limit = window.end - 1e-6

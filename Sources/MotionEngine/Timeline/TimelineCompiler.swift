@@ -16,12 +16,14 @@ public struct TimelineCompiler: Sendable {
         let endless = Self.checkEndless(document.motion, diagnostics)
         try diagnostics.check()
         if endless, document.window == nil {
-            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (something repeats forever), so say which interval to sample", kind: .invalid)])
+            let cause = Self.endlessCause(document.motion) ?? "something repeats forever"
+            throw DocumentError([Problem(pointer: "/window", message: "is required: the motion never ends (\(cause)), so give a window {start, end} to sample", kind: .invalid)])
         }
 
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
                                   horizon: endless ? document.window!.end : .infinity)
         if endless, let window = document.window { scheduler.windowStart = window.start }
+        scheduler.schedule.enabled = document.output.schedule
         let duration = scheduler.run(document.motion)
         try diagnostics.check()
         if let overflow = scheduler.overflow {
@@ -32,15 +34,14 @@ public struct TimelineCompiler: Sendable {
         let builder = scheduler.builder
         let frameCount = try countFrames(window: window, fps: document.fps, tracks: builder.tracks.count)
         let lower = window.start - timeEpsilon, upper = window.end + timeEpsilon
-        // Stable by generation order, which is causal order at one instant.
-        let events = scheduler.events.enumerated()
-            .filter { $0.element.time >= lower && $0.element.time <= upper }
-            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
-            .map(\.element)
+        // By time; at one instant causes first, otherwise document order (SEMANTICS §8).
+        let events = EventOrder.sorted(scheduler.events, orders: scheduler.eventOrders, causes: scheduler.eventCauses)
+            .filter { $0.time >= lower && $0.time <= upper }
 
-        let timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
+        var timeline = Timeline(fps: document.fps, window: window, duration: endless ? nil : duration, frameCount: frameCount,
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
                                 options: document.output, target: document.target)
+        if document.output.schedule { timeline.schedule = scheduler.schedule.output }
         try checkOutputSize(timeline, for: use)
         return timeline
     }
@@ -60,8 +61,23 @@ public struct TimelineCompiler: Sendable {
         throw DocumentError([Problem(pointer: "", message: message, kind: .invalid)])
     }
 
-    /// Whether the motion never ends; reports steps that could never start and cycles of
-    /// zero length that would repeat forever at one instant.
+    /// Why a motion never ends, for the message asking for a window: the first node in
+    /// document order that repeats forever or is an undamped spring.
+    static func endlessCause(_ node: MotionNode) -> String? {
+        let header = node.header
+        if header.timing.isEndless { return "\(header.pointer) repeats forever" }
+        switch node {
+        case .spring(let spring) where Scheduler.isUndamped(spring):
+            return "the spring at \(header.pointer) is undamped and never comes to rest"
+        case .group(let group):
+            return group.children.lazy.compactMap(endlessCause).first
+        case .sequence(let sequence):
+            return sequence.steps.lazy.compactMap(endlessCause).first
+        default:
+            return nil
+        }
+    }
+
     static func checkEndless(_ node: MotionNode, _ diagnostics: Diagnostics) -> Bool {
         let header = node.header
         var endless = false
@@ -80,6 +96,7 @@ public struct TimelineCompiler: Sendable {
             endless = header.timing.isEndless || Scheduler.isUndamped(spring)
         case .group(let group):
             let children = group.children.map { checkEndless($0, diagnostics) }
+            if let layout = group.layout { layout.checkNeverStarts(endless: children, diagnostics) }
             endless = children.contains(true)
             if header.timing.repetition == .infinite {
                 endless = true
@@ -125,7 +142,7 @@ public struct TimelineCompiler: Sendable {
         }
     }
 
-    /// Frames in the window by the API §4 rule, checked against the sample limit before
+    /// Frames in the window by the docs/documents.md rule, checked against the sample limit before
     /// anything is allocated.
     func countFrames(window: TimeWindow, fps: Double, tracks: Int) throws(DocumentError) -> Int {
         let estimate = (window.end - window.start) * fps + 2

@@ -1,4 +1,4 @@
-/// A status event of a motion node at an exact time (API §4, SEMANTICS §8).
+/// A status event of a motion node at an exact time (docs/documents.md, docs/timing-and-events.md).
 public struct TimelineEvent: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
         case started, reversed, repeated, stepped, collided, completed

@@ -7,10 +7,10 @@ public struct Track: Sendable {
     /// Whether values are degrees written in [0, 360) (a colour's hue).
     public let wrapsDegrees: Bool
     /// Motions writing this track, ordered by start time then document order. From its start
-    /// on, a segment wins over every segment before it (SEMANTICS §8, "overlap").
+    /// on, a segment wins over every segment before it (docs/timing-and-events.md, "overlap").
     public private(set) var segments: [Segment]
 
-    /// Additive motions: each adds `weight·(value − from)` from its start on (SEMANTICS §8).
+    /// Additive motions: each adds `weight·(value − from)` from its start on (docs/timing-and-events.md).
     public private(set) var additive: [Additive] = []
 
     public struct Segment: Sendable {

@@ -91,9 +91,9 @@ struct TrackBuilder {
         }
     }
 
-    /// SEMANTICS §8: an additive motion's `from` is rebased onto the weighted end of the
+    /// docs/timing-and-events.md: an additive motion's `from` is rebased onto the weighted end of the
     /// additive motion that started before it on the same track.
-    private func rebase(_ leaf: Leaf, _ blending: Blending) -> Double {
+    func rebase(_ leaf: Leaf, _ blending: Blending) -> Double {
         guard blending.additiveWeight != nil, let previous = lastAdditive[leaf.track] else { return leaf.from }
         return previous.from + (previous.to - previous.from) * previous.weight
     }
@@ -226,7 +226,7 @@ struct TrackBuilder {
 
     /// One component of a colour named by the path (`tint.hue`): a scalar track; hue takes
     /// the short way round and is written in [0, 360).
-    private mutating func resolveColourComponent(path: PropertyPath, colourPath: PropertyPath, component: String,
+    mutating func resolveColourComponent(path: PropertyPath, colourPath: PropertyPath, component: String,
                                                  pointer: String, from: JSON?, to: JSON, at start: Double) -> [Leaf]? {
         guard case .number(var end) = to else {
             diagnostics.invalid(pointer + "/to", "must be a number: '\(path)' names the \(component) of a colour")
@@ -264,7 +264,7 @@ struct TrackBuilder {
         return [Leaf(track: index, from: begin, to: end)]
     }
 
-    private func colour(_ value: JSON, at pointer: String) -> Colour? {
+    func colour(_ value: JSON, at pointer: String) -> Colour? {
         guard case .string(let text) = value else {
             diagnostics.invalid(pointer, "must be a colour string like the other end of the motion, not \(value.typeDescription)")
             return nil
@@ -287,7 +287,7 @@ struct TrackBuilder {
     }
 
     /// Whether `path` names a component of a colour (`tint.alpha` where `tint` is a colour).
-    private func colourComponent(_ path: PropertyPath) -> (colour: PropertyPath, name: String)? {
+    func colourComponent(_ path: PropertyPath) -> (colour: PropertyPath, name: String)? {
         guard path.segments.count >= 2, let name = path.segments.last, Colour.components.contains(name) else { return nil }
         let parent = PropertyPath(segments: Array(path.segments.dropLast()))
         if let existing = outputIndex[parent], case .colour = outputs[existing].kind { return (parent, name) }
@@ -313,7 +313,7 @@ struct TrackBuilder {
 
     // MARK: - Bookkeeping
 
-    private mutating func track(for key: String, base: Double, wrapsDegrees: Bool = false) -> Int {
+    mutating func track(for key: String, base: Double, wrapsDegrees: Bool = false) -> Int {
         if let existing = trackIndex[key] { return existing }
         let index = tracks.count
         tracks.append(Track(path: key, base: base, wrapsDegrees: wrapsDegrees))
@@ -322,7 +322,7 @@ struct TrackBuilder {
     }
 
     /// Adds an output for a property path, or merges the leaves into the existing one.
-    private mutating func register(_ output: Timeline.PropertyOutput) {
+    mutating func register(_ output: Timeline.PropertyOutput) {
         guard let existing = outputIndex[output.path] else {
             outputIndex[output.path] = outputs.count
             outputs.append(output)

@@ -1,4 +1,4 @@
-/// Per-property output bounds (SEMANTICS §6): `clamp`, or b3ll's `rubberband`.
+/// Per-property output bounds (docs/values.md#bounds): `clamp`, or b3ll's `rubberband`.
 public struct Bounds: Sendable, Equatable {
     public enum Mode: String, Sendable, CaseIterable {
         case clamp, rubberband

@@ -1,6 +1,6 @@
 import Foundation
 
-/// An sRGB colour with alpha, every channel in 0…1 (SEMANTICS §9).
+/// An sRGB colour with alpha, every channel in 0…1 (docs/values.md#colours).
 public struct Colour: Sendable, Equatable {
     public var red: Double
     public var green: Double

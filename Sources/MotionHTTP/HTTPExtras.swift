@@ -1,0 +1,166 @@
+import CZlib
+import MotionEngine
+
+// What every answer gets on its way out (docs/http.md): CORS headers, and gzip or deflate
+// for large complete answers. Streams are never compressed.
+
+/// `--cors-origin`: which browser origins may call the service from another origin.
+struct CORSPolicy: Sendable, Equatable {
+    /// `*` (any origin, without credentials), or exact origins such as `https://app.example`.
+    let origins: [String]
+
+    /// Parses the flag: `*`, or origins separated by commas. Nil when empty.
+    init?(_ text: String?) {
+        guard let text else { return nil }
+        let origins = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !origins.isEmpty else { return nil }
+        self.origins = origins
+    }
+
+    var allowsAny: Bool { origins.contains("*") }
+
+    /// Whether the flag's origins are each `*` or `scheme://host[:port]`.
+    var invalidOrigin: String? {
+        origins.first { origin in
+            guard origin != "*" else { return false }
+            guard let schemeEnd = origin.range(of: "://") else { return true }
+            let rest = origin[schemeEnd.upperBound...]
+            return rest.isEmpty || rest.contains("/") || origin.count > 256
+        }
+    }
+
+    /// The `Access-Control-Allow-Origin` value for a request from `origin`, nil when that
+    /// origin is not allowed.
+    func allowedOrigin(_ origin: String?) -> String? {
+        guard let origin else { return nil }
+        if allowsAny { return "*" }
+        return origins.contains(origin) ? origin : nil
+    }
+
+    /// Request headers a browser may send (preflight `Access-Control-Allow-Headers`).
+    static let allowedHeaders = "Content-Type, Accept, Accept-Encoding, If-None-Match, X-Request-Id"
+    /// Response headers a page's script may read besides the CORS-safelisted ones.
+    static let exposedHeaders = "Location, Retry-After, Allow, ETag, Content-Encoding, X-Request-Id"
+    /// Seconds a browser may cache a preflight answer.
+    static let maxAge = 600
+}
+
+/// The codings `Accept-Encoding` may choose.
+enum ContentCoding: String, Sendable {
+    case gzip, deflate
+
+    /// The coding to use for a client's `Accept-Encoding`: gzip if acceptable (q > 0, or
+    /// through `*`), else deflate, else nil (identity).
+    static func negotiate(_ acceptEncoding: String?) -> ContentCoding? {
+        guard let acceptEncoding, acceptEncoding.utf8.count <= 4096 else { return nil }
+        var qualities: [String: Double] = [:]
+        for item in acceptEncoding.split(separator: ",").prefix(64) {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let name = parts.first, !name.isEmpty else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            qualities[name] = q.isFinite ? q : 0
+        }
+        func acceptable(_ name: String) -> Bool {
+            if let q = qualities[name] { return q > 0 }
+            if let q = qualities["*"] { return q > 0 }
+            return false
+        }
+        if acceptable("gzip") { return .gzip }
+        if acceptable("deflate") { return .deflate }
+        return nil
+    }
+}
+
+enum Compression {
+    /// Answers smaller than this are sent as they are: compressing them saves little.
+    static let minimumBytes = 1024
+    /// Answers from this size on are compressed at zlib level 1 (fast), smaller ones at 6.
+    static let fastLevelBytes = 1 << 20
+
+    /// `input` compressed with `coding` (gzip: RFC 1952; deflate: the zlib format of RFC 1950,
+    /// as HTTP's `deflate` means), or nil if zlib fails.
+    static func compress(_ input: [UInt8], _ coding: ContentCoding) -> [UInt8]? {
+        var stream = z_stream()
+        let level: Int32 = input.count >= fastLevelBytes ? 1 : 6
+        let windowBits: Int32 = coding == .gzip ? 15 + 16 : 15
+        guard cz_deflate_init2(&stream, level, windowBits) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        let chunk = 256 * 1024
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count / 4 + 64)
+        let finished = input.withUnsafeBufferPointer { source -> Bool in
+            var offset = 0
+            repeat {
+                let take = min(source.count - offset, 1 << 30)
+                stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress.map { $0 + offset })
+                stream.avail_in = uInt(take)
+                offset += take
+                let flush = offset == source.count ? Z_FINISH : Z_NO_FLUSH
+                var status: Int32 = Z_OK
+                repeat {
+                    let produced = buffer.withUnsafeMutableBufferPointer { out -> Int in
+                        stream.next_out = out.baseAddress
+                        stream.avail_out = uInt(chunk)
+                        status = deflate(&stream, flush)
+                        return chunk - Int(stream.avail_out)
+                    }
+                    if status == Z_STREAM_ERROR { return false }
+                    output.append(contentsOf: buffer[0..<produced])
+                } while stream.avail_out == 0
+                if flush == Z_FINISH { return status == Z_STREAM_END }
+            } while true
+        }
+        return finished ? output : nil
+    }
+}
+
+extension HTTPResponse {
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+
+    /// This answer as it goes out to `request`: compressed when the client accepts it and the
+    /// body is large enough, with the CORS headers when the request comes from an allowed
+    /// origin.
+    func finished(for request: HTTPRequest, cors: CORSPolicy?) -> HTTPResponse {
+        var response = self
+        if case .bytes(let body) = body, status != 204, status != 304 {
+            response.headers.append(("Vary", "Accept-Encoding"))
+            if body.count >= Compression.minimumBytes, header("Content-Encoding") == nil,
+               let coding = ContentCoding.negotiate(request.acceptEncoding),
+               let compressed = Compression.compress(body, coding) {
+                response.body = .bytes(compressed)
+                response.headers.append(("Content-Encoding", coding.rawValue))
+                // A compressed representation is a different one: its strong ETag differs.
+                if let index = response.headers.firstIndex(where: { $0.0.caseInsensitiveCompare("ETag") == .orderedSame }) {
+                    let tag = response.headers[index].1
+                    if tag.hasSuffix("\"") {
+                        response.headers[index].1 = String(tag.dropLast()) + "-\(coding.rawValue)\""
+                    }
+                }
+            }
+        }
+        if let cors, let allowed = cors.allowedOrigin(request.origin) {
+            response.headers.append(("Access-Control-Allow-Origin", allowed))
+            response.headers.append(("Access-Control-Expose-Headers", CORSPolicy.exposedHeaders))
+            if allowed != "*" { response.headers.append(("Vary", "Origin")) }
+        }
+        return response
+    }
+
+    /// The answer to `OPTIONS` on a known path: 204 with `Allow`, and for a CORS preflight
+    /// from an allowed origin the `Access-Control-Allow-*` headers.
+    static func options(allowed: [String], request: HTTPRequest, cors: CORSPolicy?) -> HTTPResponse {
+        let methods = allowed.joined(separator: ", ")
+        var headers: [(String, String)] = [("Allow", methods)]
+        if let cors, let origin = cors.allowedOrigin(request.origin), request.accessControlRequestMethod != nil {
+            headers.append(("Access-Control-Allow-Origin", origin))
+            headers.append(("Access-Control-Allow-Methods", methods))
+            headers.append(("Access-Control-Allow-Headers", CORSPolicy.allowedHeaders))
+            headers.append(("Access-Control-Max-Age", String(CORSPolicy.maxAge)))
+            if origin != "*" { headers.append(("Vary", "Origin")) }
+        }
+        return HTTPResponse(status: 204, headers: headers, body: [])
+    }
+}

@@ -1,0 +1,84 @@
+import MotionEngine
+
+/// `POST /v1/timelines/batch` (API §10.4) and conditional answers (API §10.5).
+extension Handlers {
+    /// `{"documents": [document, …]}` → `{"results": [answer or problem, …]}` in order. Each
+    /// document is compiled under the usual per-document limits; together they may hold at
+    /// most `max-samples` samples and `max-response-bytes` of answer, and there may be at
+    /// most `max-batch-documents` of them (422 naming the limit). One bad document is its
+    /// own problem object (with its `status`) and does not fail the others.
+    func batch(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refuseComputing(request) { return refusal.response }
+        let json: JSON
+        do {
+            json = try DocumentDecoder.parse(request.body)
+        } catch {
+            return ProblemDetails.from(error).response
+        }
+        let diagnostics = Diagnostics()
+        guard let reader = ObjectReader.expecting(json, at: "", diagnostics) else {
+            return ProblemDetails.from(DocumentError(diagnostics.problems)).response
+        }
+        let documents = reader.array("documents", required: true)
+        reader.finish()
+        if let documents, documents.isEmpty {
+            diagnostics.invalid("/documents", "must hold at least one document")
+        }
+        if let documents, documents.count > configuration.maxBatchDocuments {
+            diagnostics.invalid("/documents", "holds \(documents.count) documents, over the limit of \(configuration.maxBatchDocuments) (max-batch-documents)")
+        }
+        guard diagnostics.isEmpty, let documents else {
+            return ProblemDetails.from(DocumentError(diagnostics.problems)).response
+        }
+
+        let limits = configuration.limits
+        enum Result { case timeline(Timeline), problem([UInt8]) }
+        var results: [Result] = []
+        results.reserveCapacity(documents.count)
+        var samples = 0
+        var bytes = 0.0
+        for (index, document) in documents.enumerated() {
+            do {
+                let timeline = try compiler.compile(DocumentDecoder(limits: limits).decode(document))
+                let (count, overflow) = timeline.frameCount.multipliedReportingOverflow(by: max(1, timeline.tracks.count))
+                samples = overflow ? Int.max : samples.addingReportingOverflow(count).overflow ? Int.max : samples + count
+                if samples > limits.maxSamples {
+                    return ProblemDetails.from(DocumentError([Problem(pointer: JSONPointer.appending("/documents", index),
+                        message: "documents 0…\(index) hold \(samples == Int.max ? "too many" : String(samples)) samples together, over the limit of \(limits.maxSamples) for a batch (max-samples)",
+                        kind: .invalid)])).response
+                }
+                bytes += OutputSize.estimate(timeline, for: .response, limit: limits.maxResponseBytes) + 1
+                if bytes > Double(limits.maxResponseBytes) {
+                    return ProblemDetails.from(DocumentError([Problem(pointer: JSONPointer.appending("/documents", index),
+                        message: "the answers of documents 0…\(index) would be up to about \(format(bytes.rounded(.up))) bytes together, over the limit of \(limits.maxResponseBytes) bytes (max-response-bytes)",
+                        kind: .invalid)])).response
+                }
+                results.append(.timeline(timeline))
+            } catch {
+                let problem = ProblemDetails.from(error).response.bodyBytes
+                bytes += Double(problem.count + 1)
+                results.append(.problem(problem))
+            }
+        }
+        let tag = RequestTag.tag(for: json, kind: "batch")
+        if let answer = Self.notModified(request, tag: tag) { return answer }
+        var body: [UInt8] = []
+        body.reserveCapacity(min(Int(bytes), 1 << 24) + 16)
+        body.append(contentsOf: Array(#"{"results":["#.utf8))
+        for (index, result) in results.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            switch result {
+            case .timeline(let timeline): body.append(contentsOf: TimelineEncoder.encode(timeline))
+            case .problem(let problem): body.append(contentsOf: problem)
+            }
+        }
+        body.append(contentsOf: Array("]}".utf8))
+        return .json(200, body, headers: [("ETag", tag)])
+    }
+
+    /// 304 with the tag when `If-None-Match` matches it.
+    static func notModified(_ request: HTTPRequest, tag: String) -> HTTPResponse? {
+        guard let field = request.ifNoneMatch, RequestTag.matches(ifNoneMatch: field, tag: tag) else { return nil }
+        return HTTPResponse(status: 304, headers: [("ETag", tag)], body: [])
+    }
+}

@@ -1,0 +1,51 @@
+import XCTest
+@testable import MotionEngine
+
+/// The ETag hash and the canonical request form (API §10.5).
+final class RequestTagTests: XCTestCase {
+    func testFNV1a128KnownAnswers() {
+        // The FNV-1a 128-bit reference values (offset basis for "", and the published "a"
+        // and "foobar" vectors).
+        let vectors: [(String, String)] = [
+            ("", "6c62272e07bb014262b821756295c58d"),
+            ("a", "d228cb696f1a8caf78912b704e4a8964"),
+            ("foobar", "343e1662793c64bf6f0d3597ba446f18"),
+        ]
+        for (input, expected) in vectors {
+            var hash = FNV1a128()
+            hash.add(Array(input.utf8))
+            XCTAssertEqual(hash.hex, expected, input)
+        }
+    }
+
+    func testCanonicalFormIgnoresSpellingButKeepsOrderWhereItMatters() throws {
+        func canonical(_ text: String) throws -> String { String(decoding: RequestTag.canonical(try JSONParser.parse(Array(text.utf8))), as: UTF8.self) }
+        XCTAssertEqual(try canonical(#" { "motion" : {"type":"tween","duration":1.0}, "fps" : 6e1 } "#),
+                       #"{"fps":60,"motion":{"duration":1,"type":"tween"}}"#)
+        XCTAssertEqual(try canonical(#"{"target":{"b":1,"a":{"z":1,"y":2}},"labels":{"q":1,"p":2}}"#),
+                       #"{"labels":{"q":1,"p":2},"target":{"b":1,"a":{"z":1,"y":2}}}"#)
+        XCTAssertEqual(try canonical(#"{"properties":[{"to":{"y":1,"x":2},"path":"p"}]}"#),
+                       #"{"properties":[{"path":"p","to":{"y":1,"x":2}}]}"#)
+    }
+
+    func testTagCoversTheEngineVersionAndTheEndpoint() throws {
+        let document = try JSONParser.parse(Array(#"{"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":0,"to":1}]}}"#.utf8))
+        let tag = RequestTag.tag(for: document, kind: "timeline")
+        XCTAssertEqual(tag, RequestTag.tag(for: document, kind: "timeline"))
+        XCTAssertNotEqual(tag, RequestTag.tag(for: document, kind: "batch"))
+        XCTAssertNotEqual(tag, RequestTag.tag(for: document, kind: "timeline", engineVersion: RequestTag.engineVersion + "+1"))
+        // The tag is the hash of version, endpoint and canonical request, written out.
+        var hash = FNV1a128()
+        hash.add(Array(RequestTag.engineVersion.utf8) + [0] + Array("timeline".utf8) + [0] + RequestTag.canonical(document))
+        XCTAssertEqual(tag, "\"\(hash.hex)\"")
+    }
+
+    func testIfNoneMatchParsing() {
+        let tag = #""00112233445566778899aabbccddeeff""#
+        XCTAssertTrue(RequestTag.matches(ifNoneMatch: tag, tag: tag))
+        XCTAssertTrue(RequestTag.matches(ifNoneMatch: " * ", tag: tag))
+        XCTAssertTrue(RequestTag.matches(ifNoneMatch: #""x", W/\#(tag)"#, tag: tag))
+        XCTAssertFalse(RequestTag.matches(ifNoneMatch: #""x", "y""#, tag: tag))
+        XCTAssertFalse(RequestTag.matches(ifNoneMatch: "00112233445566778899aabbccddeeff", tag: tag), "tags are quoted")
+    }
+}
