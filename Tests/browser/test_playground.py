@@ -141,9 +141,9 @@ def test_every_example_plots_one_line_per_track_with_its_events(page, server):
         marks = page.eval_on_selector_all("#plot line.event", "marks => marks.length")
         assert marks == len(answer["events"]), example
         # one stage element per moving thing, each reading a track of this timeline
-        paths = page.eval_on_selector_all("#stage [data-path], #stage [data-x-path]",
-                                          "nodes => nodes.map(n => n.dataset.path || n.dataset.xPath)")
-        assert paths and set(paths) <= {track["path"] for track in answer["tracks"]}, example
+        read = page.eval_on_selector_all("#stage [data-tracks]", "nodes => nodes.map(n => n.dataset.tracks.split(' '))")
+        every = [path for paths in read for path in paths]
+        assert sorted(every) == sorted(track["path"] for track in answer["tracks"]), example
     assert {"tween", "physics", "spring", "decay", "path", "group", "sequence"} <= kinds
     assert not outside and not errors, (outside, errors)
 
@@ -355,7 +355,7 @@ def test_spring_designer(page, server, output_dir):
     for value in ["0.3", "0.9"]:
         page.evaluate("""(v) => { const s = document.querySelector('#spring-sliders input[data-param="dampingRatio"]');
                            s.value = v; s.dispatchEvent(new Event('input', { bubbles: true })); }""", value)
-        body = {"response": float(page.get_attribute('#spring-sliders input[data-param="response"]', "value")),
+        body = {"response": float(page.input_value('#spring-sliders input[data-param="response"]')),
                 "dampingRatio": float(page.input_value('#spring-sliders input[data-param="dampingRatio"]'))}
         expected = server.post_json("/v1/springs", body)
         page.wait_for_function("(v) => Math.abs(parseFloat(document.querySelector('[data-metric=\"dampingRatio\"] dd').textContent) - v) < 6e-4",

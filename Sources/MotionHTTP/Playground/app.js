@@ -559,7 +559,7 @@ function renderStage() {
         const d = xs.map((x, k) => `${k ? "L" : "M"}${map.x(x).toFixed(1)} ${map.y(ys[k]).toFixed(1)}`).join("");
         el("path", { d, class: e.follower ? "trail follower-path" : "trail", stroke: colour }, stage);
       }
-      const g = el("g", { class: "element point", "data-entity": e.name }, stage);
+      const g = el("g", { class: "element point", "data-entity": e.name, "data-tracks": entityTracks(e) }, stage);
       if (e.tracks.x !== undefined) g.setAttribute("data-x-path", timeline.tracks[e.tracks.x].path);
       if (e.tracks.y !== undefined) g.setAttribute("data-y-path", timeline.tracks[e.tracks.y].path);
       let shape;
@@ -596,6 +596,7 @@ function renderStage() {
       ? { r: 8, cy: top + laneHeight / 2 - 2, class: "body element" }
       : { x: x0, y: top + 4, width: 60, height: laneHeight - 12, rx: 5, class: "body element swatch" }, g);
     dot.setAttribute("data-entity", e.name);
+    dot.setAttribute("data-tracks", entityTracks(e));
     if (main !== undefined) dot.setAttribute("data-path", state.timeline.tracks[main].path);
     dot.setAttribute("fill", PALETTE[(n + points.length) % PALETTE.length]);
     const readout = el("text", { x: width - 14, y: top + laneHeight / 2 + 2, class: "readout", "text-anchor": "end" }, g);
@@ -607,6 +608,12 @@ function renderStage() {
   const count = model.entities.length;
   $("stage-hint").textContent = `${count > shown.length ? `the first ${shown.length} of ` : ""}${count} element${count === 1 ? "" : "s"}`;
   drawFrame();
+}
+
+/// The paths of every track an element reads, space-separated (for people and tests).
+function entityTracks(e) {
+  const indices = [...Object.values(e.tracks), ...(e.colour ? Object.values(e.colour.channels) : [])];
+  return indices.map((i) => state.timeline.tracks[i].path).join(" ");
 }
 
 function laneX(lane, value) {

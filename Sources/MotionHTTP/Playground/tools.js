@@ -370,6 +370,7 @@ function renderSpringInputs() {
     html("span", { className: "slider-name", text: key }, row);
     const input = html("input", { type: "range", min: String(min), max: String(max), step: String((max - min) / 400), value: String(springState.values[key]) }, row);
     input.dataset.param = key;
+    springState.values[key] = Number(input.value);   // as the slider holds it, on its step grid
     const out = html("output", { text: fmt(springState.values[key], 3) }, row);
     input.addEventListener("input", () => {
       springState.values[key] = Number(input.value);
