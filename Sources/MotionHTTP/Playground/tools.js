@@ -368,7 +368,8 @@ function renderSpringInputs() {
     if (springState.values[key] === undefined || springState.values[key] < min || springState.values[key] > max) springState.values[key] = initial;
     const row = html("label", { className: "slider" }, box);
     html("span", { className: "slider-name", text: key }, row);
-    const input = html("input", { type: "range", min: String(min), max: String(max), step: String((max - min) / 400), value: String(springState.values[key]) }, row);
+    const step = Math.pow(10, Math.floor(Math.log10((max - min) / 300)));   // a round step: values read as typed
+    const input = html("input", { type: "range", min: String(min), max: String(max), step: String(step), value: String(springState.values[key]) }, row);
     input.dataset.param = key;
     springState.values[key] = Number(input.value);   // as the slider holds it, on its step grid
     const out = html("output", { text: fmt(springState.values[key], 3) }, row);
