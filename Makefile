@@ -8,20 +8,22 @@ PORT ?= 8080
 SWIFT ?= swift
 VENV := .venv
 PYTHON := $(VENV)/bin/python
+CHECKOV_VENV := .venv-checkov
 
 .PHONY: run test deps deps-python build release test-swift test-api lint-docker bench clean \
-	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test bench-instructions test-docs
+	stress stress-short fuzz-build fuzz fuzz-short test-sanitize test-browser deps-test bench-instructions test-docs \
+	image-test test-k8s test-replicas
 
 ## Start the service on $(HOST):$(PORT) from a release build.
 run: release
 	.build/release/motion-server --host $(HOST) --port $(PORT)
 
-## Every test: Dockerfile lint, the OpenAPI contract check against a live server, the browser
-## tests (headless Chromium), the Swift suites, every documented example against a live
-## server, then the short abuse suite.
+## Every test: Dockerfile lint, Kubernetes manifests, the OpenAPI contract check against a
+## live server, three replicas behind nginx, the browser tests (headless Chromium), the Swift
+## suites, every documented example against a live server, then the short abuse suite.
 test: deps-test deps-python
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory lint-docker test-api test-browser
+	$(MAKE) --no-print-directory lint-docker test-k8s test-api test-replicas test-browser
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(MAKE) --no-print-directory test-docs
 	$(MAKE) --no-print-directory stress-short
@@ -75,6 +77,25 @@ test-docs:
 lint-docker: deps-python
 	$(VENV)/bin/hadolint Dockerfile
 
+## deploy/kubernetes validated offline: kubernetes-validate (schemas) and checkov (about 20 s).
+test-k8s: deps-python $(CHECKOV_VENV)/bin/checkov
+	scripts/k8s-check.sh $(VENV)/bin/kubernetes-validate $(CHECKOV_VENV)/bin/checkov
+
+$(CHECKOV_VENV)/bin/checkov: scripts/requirements-checkov.txt
+	python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checkov.txt
+	touch $@
+
+## Three debug replicas behind a real nginx with deploy/nginx: sessions stay on one replica,
+## timelines spread (a few seconds; installs nginx-light when missing).
+test-replicas: build
+	scripts/replicas-test.py --binary .build/debug/motion-server
+
+## Build the image around the release binary with buildah, run it with podman and check it
+## from outside (root; about 1 minute once the base image is cached, 4 the first time).
+image-test: release
+	scripts/image-test.sh .build/release/motion-server
+
 bench: release
 	Benchmarks/run.sh
 
@@ -103,4 +124,4 @@ test-sanitize: deps
 	scripts/test-sanitize.sh
 
 clean:
-	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV)
+	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV) $(CHECKOV_VENV)

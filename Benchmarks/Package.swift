@@ -19,5 +19,6 @@ let package = Package(
         .executableTarget(name: "bench-kernel", dependencies: ["BenchSupport", engine]),
         .executableTarget(name: "bench-timeline", dependencies: ["BenchSupport", engine]),
         .executableTarget(name: "bench-scaling", dependencies: ["BenchSupport", engine]),
+        .executableTarget(name: "bench-exports", dependencies: ["BenchSupport", engine]),
     ]
 )

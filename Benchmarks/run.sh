@@ -8,8 +8,8 @@
 # Knobs (environment): BENCH_RUNS (runs per figure; 5, quick 3), BENCH_STREAMS ("1000 2000 5000";
 # quick "100 200 500"), BENCH_STREAM_SECONDS (30; quick 5), BENCH_STREAM_RUNS (BENCH_RUNS),
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
-# profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling http
-# streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
+# profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling exports
+# http streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
 # full run, Benchmarks/out/RESULTS.quick.md for a quick one).
 #
 # Servers bind 127.0.0.1 only (motion-server on an ephemeral port, nginx on a free one) and
@@ -38,7 +38,7 @@ fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
 PROFILE="${BENCH_PROFILE:-1}"
-ONLY="${BENCH_ONLY:-kernel timeline scaling http streams}"
+ONLY="${BENCH_ONLY:-kernel timeline scaling exports http streams}"
 SWIFT="${SWIFT:-swift}"
 export BENCH_RUNS="$RUNS"
 [ -n "$QUICK" ] && export BENCH_QUICK=1
@@ -210,6 +210,12 @@ fi
 if wants scaling; then
   log "5. scaling: frames, tracks, depth, path size, keyframes, stagger size"
   collect scaling "${LOAD_PIN[@]}" "$BENCH_BIN/bench-scaling"
+fi
+
+# --- 6. output formats and keyframe reduction ------------------------------------------------
+if wants exports; then
+  log "6. output formats and keyframe reduction"
+  collect exports "${LOAD_PIN[@]}" "$BENCH_BIN/bench-exports"
 fi
 
 # --- servers -----------------------------------------------------------------------------------

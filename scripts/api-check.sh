@@ -180,6 +180,20 @@ include-operation-id = "createSession"
 [operations.phases.coverage]
 enabled = false
 
+# Generated ids repeat, so a PUT may find its id taken (409, answered before the body is
+# read, so also for an invalid body).
+[[operations]]
+include-operation-id = "putSession"
+
+[operations.phases.coverage]
+enabled = false
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "409", "422"]
+
+[operations.checks.negative_data_rejection]
+expected-statuses = ["400", "405", "409", "413", "415", "422"]
+
 # The playground's assets are files: any other name is simply not there (404).
 [[operations]]
 include-operation-id = "playgroundAsset"

@@ -477,6 +477,32 @@ def main():
                            f"{spread(stat(samples, f'scaling.pathgeometry.{n}', 'lookup_ns'), digits=3)} |")
         out.append("")
 
+    export_formats = [k for k in order if k.startswith("exports.format.")]
+    export_reductions = [k for k in order if k.startswith("exports.reduce.")]
+    if export_formats or export_reductions:
+        out.append("## 6. Output formats and keyframe reduction")
+        out.append("")
+        out.append("`bench-exports` (in-process, no HTTP): one compiled timeline of 20 tracks × 181 frames "
+                   "(springs, elastic tweens, bouncing physics) encoded in each format; then one track of each "
+                   "kind reduced within ε = 0.05 on values 0…100 at 60 fps. Median (min–max) over the runs.")
+        out.append("")
+        if export_formats:
+            out.append("| format | ms per answer | bytes |")
+            out.append("|---|---|---|")
+            for key in export_formats:
+                out.append(f"| {key.split('.', 2)[2]} | {spread(stat(samples, key, 'ms'), digits=3)} | "
+                           f"{g(stat(samples, key, 'bytes').median, 6)} |")
+            out.append("")
+        if export_reductions:
+            out.append("| track, interpolation | µs per track | keyframes | frames | curve evaluations | error found |")
+            out.append("|---|---|---|---|---|---|")
+            for key in export_reductions:
+                _, _, motion, interpolation = key.split(".")
+                out.append(f"| {motion}, {interpolation} | {spread(stat(samples, key, 'us_per_track'), digits=3)} | "
+                           f"{g(stat(samples, key, 'keyframes').median)} | {g(stat(samples, key, 'frames').median)} | "
+                           f"{g(stat(samples, key, 'evaluations').median)} | {g(stat(samples, key, 'error').median, 3)} |")
+            out.append("")
+
     # Profiles
     profiles = [
         ("Timeline full path (`perf record -g` on `bench-timeline`), self time", "profile-timeline.txt"),

@@ -177,8 +177,8 @@ final class ConnectionGuard: @unchecked Sendable {
 extension ProblemDetails {
     /// The whole HTTP/1.1 message of this problem, with `Connection: close`, for the rare
     /// answers written straight to a socket (when libmicrohttpd can no longer queue one).
-    func rawHTTPResponse() -> [UInt8] {
-        let response = self.response
+    func rawHTTPResponse(requestID: String? = nil) -> [UInt8] {
+        let response = requestID.map { self.response.tagged(requestID: $0) } ?? self.response
         let body = response.bodyBytes
         var head = "HTTP/1.1 \(status) \(title)\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }

@@ -25,10 +25,14 @@ final class FrameStream: PacedStream, @unchecked Sendable {
         if draining {
             encoder.writeEnd(into: &bytes, interrupted: "shutdown")
             ended = true
+            endReason = "shutdown"
             return
         }
         var frames = 0
-        defer { metrics.framesSent(frames) }
+        defer {
+            metrics.framesSent(frames)
+            framesSent += frames
+        }
         while bytes.count < chunkBytes {
             if let t = encoder.nextFrameTime {
                 guard let due = dueNanos(t), due <= now else { return }

@@ -10,7 +10,7 @@ import Logging
 /// see `RequestHead`) and a bad one is answered there: 0.9.75 then closes the connection, so
 /// nothing after a bad head is read as another request. A request's body is collected
 /// (bounded by `maxBodyBytes`) across the access handler's calls, then the final call answers:
-/// GET, HEAD and DELETE at once on the connection thread (they are cheap), POST on the
+/// GET, HEAD and DELETE at once on the connection thread (they are cheap), POST and PUT on the
 /// `ComputePool` while the connection is suspended, so a heavy document never holds up the
 /// connection threads.
 ///
@@ -134,6 +134,8 @@ final class HTTPDaemon: @unchecked Sendable {
             context.url = url
             context.track = Self.track(connection)
             context.arrivedWhileDraining = state?.isDraining ?? false
+            context.requestID = RequestID.accept(Self.header(connection, "X-Request-Id"))
+            if logger.logLevel <= .info { context.client = Self.clientAddress(cmhd_connection_fd(connection)) }
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
             let head = RequestHead(method: method, rawTarget: context.rawTarget, version: version, fields: Self.fields(connection))
@@ -156,10 +158,10 @@ final class HTTPDaemon: @unchecked Sendable {
                     let problem = ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes)
                     let fd = cmhd_connection_fd(connection)
                     if fd >= 0 {
-                        let bytes = problem.rawHTTPResponse()
+                        let bytes = problem.rawHTTPResponse(requestID: context.requestID)
                         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
                     }
-                    recordRequest(route: "rejected", method: context.method, status: 413, context: context)
+                    recordRequest(route: "rejected", method: context.method, status: 413, bytes: 0, context: context)
                     return MHD_Result.NO
                 }
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
@@ -187,17 +189,17 @@ final class HTTPDaemon: @unchecked Sendable {
         request.arrivedWhileDraining = context.arrivedWhileDraining
         request.ifNoneMatch = Self.header(connection, "If-None-Match")
         context.body = []
-        guard request.method == "POST" else {
+        guard request.method == "POST" || request.method == "PUT" else {
             let (response, route) = router.handle(request)
             return answer(response, route: route, context: context, on: connection)
         }
         context.computing = true
         MHD_suspend_connection(connection)
-        let router = self.router, computing = request
+        let router = self.router, computing = request, requestID = context.requestID
         let resumable = MHDConnection(connection)
         let accepted = compute.submit {
             let (response, route) = router.handle(computing)
-            context.finish(response, route: route)
+            context.finish(response.tagged(requestID: requestID), route: route)
             resumable.resume()
         }
         if !accepted {
@@ -223,18 +225,86 @@ final class HTTPDaemon: @unchecked Sendable {
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer,
                         prepared: HeldBody? = nil) -> MHD_Result {
+        var response = response.tagged(requestID: context.requestID)
+        if let instance = configuration.instanceID { response.headers.append(("X-Instance-Id", instance)) }
+        if case .stream(let stream) = response.body {
+            stream.onClosed = { [logger, id = context.requestID] summary in
+                logger.info("stream ended", metadata: [
+                    "requestId": .string(id), "frames": .stringConvertible(summary.frames),
+                    "dropped": .stringConvertible(summary.dropped), "reason": .string(summary.reason),
+                ])
+            }
+            context.stream = stream
+        }
         let result = queue(response, on: connection, prepared: prepared)
-        recordRequest(route: route, method: context.method, status: response.status, context: context)
+        recordRequest(route: route, method: context.method, status: response.status,
+                      bytes: prepared?.count ?? response.bodyBytes.count, context: context)
         return result
     }
 
-    private func recordRequest(route: String, method: String, status: Int, context: RequestContext) {
+    private func recordRequest(route: String, method: String, status: Int, bytes: Int, context: RequestContext) {
         let seconds = Double(MonotonicClock.now() - context.started) / 1e9
         metrics.recordRequest(route: route, method: method, status: status, seconds: seconds)
+        context.status = status
+        context.bytes = bytes
+    }
+
+    /// The access-log line of a request that is over: answered (a stream: ended), or given up
+    /// by its client before an answer (status 0).
+    private func logAccess(_ context: RequestContext) {
+        guard logger.logLevel <= .info else { return }
+        let seconds = Double(MonotonicClock.now() - context.started) / 1e9
+        let bytes = context.stream?.bytesSent ?? context.bytes
+        logger.info("request", metadata: [
+            "requestId": .string(context.requestID), "method": .string(context.method),
+            "path": .string(String(context.url.prefix(Self.loggedPathLength))), "status": .stringConvertible(context.status),
+            "bytes": .stringConvertible(bytes), "duration": .stringConvertible((seconds * 1e6).rounded() / 1e6),
+            "client": .string(context.client),
+        ])
+    }
+
+    /// Longest path written to the access log (paths can be up to the 64 KiB request head).
+    static let loggedPathLength = 512
+
+    private static func text(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The peer's address, `IP:port` (`[IPv6]:port`), or "" when unknown.
+    private static func clientAddress(_ fd: Int32) -> String {
+        guard fd >= 0 else { return "" }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+        }
+        guard found else { return "" }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    var ip = address.pointee.sin_addr
+                    inet_ntop(AF_INET, &ip, &text, socklen_t(text.count))
+                    return "\(Self.text(text)):\(UInt16(bigEndian: address.pointee.sin_port))"
+                }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var ip = address.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count))
+                    return "[\(Self.text(text))]:\(UInt16(bigEndian: address.pointee.sin6_port))"
+                }
+            }
+        default:
+            return ""
+        }
     }
 
     /// The request is over (answered, or the connection dropped).
     fileprivate func completed(_ context: RequestContext) {
+        if context.headSeen { logAccess(context) }
         if context.counted {
             counters.lock.withLock { counters.inFlight -= 1 }
             context.counted = false
@@ -356,6 +426,12 @@ private final class RequestContext: @unchecked Sendable {
     var headSeen = false
     var counted = false
     var arrivedWhileDraining = false
+    var requestID = ""
+    var client = ""
+    /// The answer's status (0 until answered) and body bytes, for the access log.
+    var status = 0
+    var bytes = 0
+    var stream: PacedStream?
     var body: [UInt8] = []
     var track: ConnectionGuard.Track?
     /// A computation is under way on the pool (the connection is suspended).

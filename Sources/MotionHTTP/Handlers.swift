@@ -32,6 +32,7 @@ struct Handlers: Sendable {
         router.add("POST", "/v1/sessions", query: ["speed"], createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
+        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], putSession)
         router.add("DELETE", "/v1/sessions/{id}", deleteSession)
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
         router.add("POST", "/v1/sessions/{id}/commands", command)
@@ -117,7 +118,9 @@ struct Handlers: Sendable {
             let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
             let tag = RequestTag.tag(for: json, kind: "timeline")
             if let answer = Self.notModified(request, tag: tag) { return answer }
-            return .json(200, TimelineEncoder.encode(timeline), headers: [("ETag", tag)])
+            let (contentType, body) = try TimelineExport.encode(timeline)
+            if contentType == "application/json" { return .json(200, body, headers: [("ETag", tag)]) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", contentType), ("ETag", tag)], body: body)
         } catch {
             return ProblemDetails.from(error).response
         }
@@ -148,11 +151,26 @@ struct Handlers: Sendable {
         case .success(let value): speed = value
         case .failure(let problem): return .failure(problem)
         }
-        do {
-            return .success((try compiler.compile(request.body, for: use), speed))
+        do throws(DocumentError) {
+            let timeline = try compiler.compile(request.body, for: use)
+            if let problem = Self.timelinesOnly(timeline.options) { throw problem }
+            return .success((timeline, speed))
         } catch {
             return .failure(ProblemDetails.from(error))
         }
+    }
+
+    /// Output formats and reduction are for `POST /v1/timelines`: streams and sessions write
+    /// frames (docs/streams-and-sessions.md), so they refuse a document that asks for another format.
+    static func timelinesOnly(_ output: OutputOptions) -> DocumentError? {
+        var problems: [Problem] = []
+        if output.format != .json {
+            problems.append(Problem(pointer: "/output/format", message: "applies to POST /v1/timelines only; streams and sessions write JSON frames", kind: .invalid))
+        }
+        for (field, present) in [("simplify", output.simplify != nil), ("css", output.css != nil), ("lottie", output.lottie != nil)] where present {
+            problems.append(Problem(pointer: "/output/\(field)", message: "applies to POST /v1/timelines only; streams and sessions write every frame", kind: .invalid))
+        }
+        return problems.isEmpty ? nil : DocumentError(problems)
     }
 
     /// `POST /v1/springs`: one spring in any form, answered in every form with its metrics
@@ -178,15 +196,42 @@ struct Handlers: Sendable {
     // MARK: - Sessions
 
     func createSession(_ request: HTTPRequest) -> HTTPResponse {
+        startSession(request, id: nil)
+    }
+
+    /// `PUT /v1/sessions/{id}`: a session under an id the client chose (so that a proxy can
+    /// route by it); 400 naming `id` when it is not 1…64 of `A–Z a–z 0–9 _ -`, 409 when a
+    /// session with that id exists.
+    func putSession(_ request: HTTPRequest) -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        guard SessionRegistry.isValidClientID(id) else {
+            let shown = id.count > 80 ? String(id.prefix(80)) + "…" : id
+            return ProblemDetails.badRequest("the session id must be 1 to 64 characters of A-Z a-z 0-9 _ -, not '\(shown)'",
+                                             parameter: "id").response
+        }
+        if sessions.session(id) != nil { return Self.sessionExists(id).response }
+        return startSession(request, id: id)
+    }
+
+    private static func sessionExists(_ id: String) -> ProblemDetails {
+        .conflict("a session with id '\(id)' already exists; choose another id, or DELETE it first", state: nil)
+    }
+
+    private func startSession(_ request: HTTPRequest, id chosen: String?) -> HTTPResponse {
         let timeline: Timeline, speed: Double
         switch compiledRequest(request, allowZeroSpeed: false, for: .session(backlogFrames: configuration.maxBacklogFrames)) {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
         }
         let wall = MonotonicClock.seconds
-        guard let session = sessions.create({ id in
+        let make = { (id: String) in
             LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames)
-        }) else {
+        }
+        let session: LiveSession
+        switch chosen.map({ sessions.create(id: $0, make) }) ?? sessions.create(make).map(SessionRegistry.Creation.created) ?? .full {
+        case .created(let created): session = created
+        case .exists: return Self.sessionExists(chosen ?? "").response
+        case .full:
             return ProblemDetails.unavailable("too many live sessions (max-sessions \(configuration.maxSessions)); delete one or wait for one to expire").response
         }
         return .json(201, session.stateDocument(atWall: wall), headers: [("Location", "/v1/sessions/\(session.id)")])

@@ -283,10 +283,10 @@ final class LiveSession: @unchecked Sendable {
     /// What a watcher writes next at `wall`, how many frames it skipped, and the wall time of
     /// its next frame (nil: only a command or the end can bring more).
     func produce(for watcher: SessionWatcher, format: FrameStreamEncoder.Format, atWall wall: Double, draining: Bool,
-                 into bytes: inout [UInt8]) -> (ended: Bool, sent: Int, dropped: Int, nextWall: Double?) {
+                 into bytes: inout [UInt8]) -> (ended: Bool, sent: Int, dropped: Int, nextWall: Double?, endReason: String?) {
         lock.withLock {
             let key = ObjectIdentifier(watcher)
-            guard var state = watchers[key] else { return (true, 0, 0, nil) }
+            guard var state = watchers[key] else { return (true, 0, 0, nil, "session-deleted") }
             defer { watchers[key] = state }
             clock.settle(atWall: wall)
             let now = clock.time(atWall: wall)
@@ -335,11 +335,12 @@ final class LiveSession: @unchecked Sendable {
                 if draining && !deleted && !finished { w.raw(",\"interrupted\":\"shutdown\"") }
                 w.raw("}")
                 line(format, "end", w.bytes, into: &bytes)
-                return (true, sent, dropped, nil)
+                let reason = deleted ? "session-deleted" : finished ? "session-\(clockState.rawValue)" : "shutdown"
+                return (true, sent, dropped, nil, reason)
             }
             let next = nextGridTime(after: now)
             let nextWall = next.flatMap { clock.wall(atTime: $0) } ?? clock.completionWall
-            return (false, sent, dropped, nextWall)
+            return (false, sent, dropped, nextWall, nil)
         }
     }
 
@@ -455,7 +456,12 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         let result = session.produce(for: self, format: format, atWall: Double(now) / 1e9, draining: draining, into: &bytes)
         metrics.framesSent(result.sent)
         metrics.framesDropped(result.dropped)
-        if result.ended { ended = true }
+        framesSent += result.sent
+        framesDropped += result.dropped
+        if result.ended {
+            ended = true
+            endReason = result.endReason
+        }
         // Clamped: a tiny speed puts the next frame centuries away, beyond UInt64 nanoseconds.
         next = result.nextWall.map { UInt64(min(max(0, $0) * 1e9, 9e18)) }
     }

@@ -50,6 +50,26 @@ class PacedStream: @unchecked Sendable {
     var ended = false
     weak var registry: StreamRegistry?
 
+    /// What a stream did, for its log line once it is closed.
+    struct Summary: Sendable {
+        var frames: Int
+        var dropped: Int
+        /// `completed` (the last frame was sent), `session-completed`, `session-stopped`,
+        /// `session-deleted`, `shutdown` (SIGTERM), or `client-closed` (the client left first).
+        var reason: String
+    }
+
+    /// Frames written and skipped, and why the stream ended; set by subclasses under `lock`.
+    var framesSent = 0
+    var framesDropped = 0
+    var endReason: String?
+    private var sentBytes = 0
+    /// Called once, when the stream is closed.
+    var onClosed: (@Sendable (Summary) -> Void)?
+
+    /// Body bytes handed to the socket so far.
+    var bytesSent: Int { lock.withLock { sentBytes } }
+
     /// Called once the response is queued on its connection.
     func attach(_ connection: SuspendableConnection) {
         lock.withLock { self.connection = connection }
@@ -79,6 +99,7 @@ class PacedStream: @unchecked Sendable {
             buffer.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: count)
         }
         offset += count
+        sentBytes += count
         return .bytes(count)
     }
 
@@ -113,12 +134,16 @@ class PacedStream: @unchecked Sendable {
 
     /// The response was destroyed: the client went away or the stream finished.
     func close() {
-        lock.withLock {
+        let (summary, report): (Summary, (@Sendable (Summary) -> Void)?) = lock.withLock {
             closed = true
             connection = nil
+            defer { onClosed = nil }
+            let reason = ended ? (endReason ?? "completed") : "client-closed"
+            return (Summary(frames: framesSent, dropped: framesDropped, reason: reason), onClosed)
         }
         registry?.unregister(self)
         didClose()
+        report?(summary)
     }
 
     /// Hook for subclasses, after the stream is gone.

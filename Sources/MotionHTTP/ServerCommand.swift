@@ -68,6 +68,12 @@ struct ServerCommand: ParsableCommand {
     var corsOrigin: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env MOTION_LOG_LEVEL; default info).")
     var logLevel: String?
+    @Option(help: "Log format: json (one JSON object a line) or text (env MOTION_LOG_FORMAT; default text).")
+    var logFormat: String?
+    @Option(help: "Append logs to this file instead of standard error (env MOTION_LOG_FILE).")
+    var logFile: String?
+    @Option(help: "This replica's name, sent as X-Instance-Id on every answer and logged: 1…64 of A-Z a-z 0-9 . _ - (env MOTION_INSTANCE_ID; default none).")
+    var instanceId: String?
 
     func validate() throws {
         let config = try resolve()
@@ -95,17 +101,30 @@ struct ServerCommand: ParsableCommand {
             throw ValidationError("--cors-origin: '\(origin)' is not * or an origin such as https://app.example")
         }
         if Logger.Level(rawValue: resolvedLogLevel()) == nil { throw ValidationError("unknown --log-level '\(resolvedLogLevel())'") }
+        if LineLogHandler.Format(rawValue: resolvedLogFormat()) == nil {
+            throw ValidationError("unknown --log-format '\(resolvedLogFormat())'; expected json or text")
+        }
+        if let id = config.instanceID, !ServerConfiguration.isValidInstanceID(id) {
+            throw ValidationError("--instance-id must be 1…64 characters of A-Z a-z 0-9 . _ -, not '\(id)'")
+        }
     }
 
     func run() throws {
         let config = try resolve()
         let level = Logger.Level(rawValue: resolvedLogLevel()) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let format = LineLogHandler.Format(rawValue: resolvedLogFormat()) ?? .text
+        let output: LogOutput
+        do {
+            output = try resolvedLogFile().map(LogOutput.appending(to:)) ?? .standardError
+        } catch {
+            throw ValidationError("\(error)")
         }
-        let service = MotionService(configuration: config, logger: Logger(label: "motion-server"))
+        LoggingSystem.bootstrap { label in
+            LineLogHandler(label: label, format: format, output: output, level: level)
+        }
+        var logger = Logger(label: "motion-server")
+        if let id = config.instanceID { logger[metadataKey: "instance"] = .string(id) }
+        let service = MotionService(configuration: config, logger: logger)
         do {
             try service.run()
         } catch {
@@ -149,6 +168,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(computeThreads, "MOTION_COMPUTE_THREADS") { config.computeThreads = v }
         if let v: Int = try value(maxQueuedComputations, "MOTION_MAX_QUEUED_COMPUTATIONS") { config.maxQueuedComputations = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
+        if let v: String = try value(instanceId, "MOTION_INSTANCE_ID") { config.instanceID = v }
         if let v: String = try value(corsOrigin, "MOTION_CORS_ORIGIN") { config.cors = CORSPolicy(v) }
         return config
     }
@@ -156,9 +176,37 @@ struct ServerCommand: ParsableCommand {
     private func resolvedLogLevel() -> String {
         logLevel ?? ProcessInfo.processInfo.environment["MOTION_LOG_LEVEL"] ?? "info"
     }
+
+    private func resolvedLogFormat() -> String {
+        logFormat ?? ProcessInfo.processInfo.environment["MOTION_LOG_FORMAT"].flatMap { $0.isEmpty ? nil : $0 } ?? "text"
+    }
+
+    /// nil: standard error (also for an empty value or `-`).
+    private func resolvedLogFile() -> String? {
+        let path = logFile ?? ProcessInfo.processInfo.environment["MOTION_LOG_FILE"] ?? ""
+        return path.isEmpty || path == "-" ? nil : path
+    }
 }
 
 /// The entry point of `motion-server`: parses the command line and runs until a signal.
+///
+/// A bad configuration (an unknown value, a file that cannot be opened, a port in use) is
+/// one line on standard error, `motion-server: …`, and exit status 64 (usage) or 1; `--help`
+/// prints the help.
 public func runMotionServer() {
-    ServerCommand.main()
+    do {
+        var command = try ServerCommand.parseAsRoot()
+        try command.run()
+    } catch {
+        let code = ServerCommand.exitCode(for: error)
+        if code == .success {
+            print(ServerCommand.fullMessage(for: error))
+        } else {
+            let message = ServerCommand.message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            if !message.isEmpty {
+                FileHandle.standardError.write(Data("motion-server: \(message.replacingOccurrences(of: "Error: ", with: ""))\n".utf8))
+            }
+        }
+        exit(code.rawValue)
+    }
 }

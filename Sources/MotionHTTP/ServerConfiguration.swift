@@ -54,6 +54,13 @@ struct ServerConfiguration: Sendable {
     var limits = EngineLimits.default
     /// Documents in one `/v1/timelines/batch` request (422 beyond).
     var maxBatchDocuments = 100
+    /// This replica's name: sent as `X-Instance-Id` on every answer and in every log line.
+    var instanceID: String?
+
+    /// 1…64 characters of `A–Z a–z 0–9 . _ -`.
+    static func isValidInstanceID(_ id: String) -> Bool {
+        id.utf8.count <= 64 && RequestID.isValid(id) && !id.contains(":")
+    }
 
     /// CPUs this process may use: the online CPUs, narrowed by a cgroup CPU quota (a
     /// container's `--cpus`), rounded up.

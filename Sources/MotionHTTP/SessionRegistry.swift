@@ -34,6 +34,41 @@ final class SessionRegistry: @unchecked Sendable {
         return session
     }
 
+    enum Creation {
+        case created(LiveSession)
+        case exists
+        case full
+    }
+
+    /// Adds a session under an id the client chose (already validated), unless one with
+    /// that id exists or the registry is full.
+    func create(id: String, _ make: (String) -> LiveSession) -> Creation {
+        let result: Creation = lock.withLock {
+            guard sessions[id] == nil else { return .exists }
+            guard sessions.count < maxSessions else { return .full }
+            let session = make(id)
+            sessions[id] = session
+            return .created(session)
+        }
+        if case .created = result { metrics.setLiveSessions(count) }
+        return result
+    }
+
+    /// Ids a client may choose: 1…64 characters of `A–Z a–z 0–9 _ -`.
+    static func isValidClientID(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard !bytes.isEmpty, bytes.count <= 64 else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+
     func session(_ id: String) -> LiveSession? { lock.withLock { sessions[id] } }
 
     /// One page of the live sessions in id order: up to `limit` whose id sorts after `after`,

@@ -33,6 +33,15 @@ final class AuthoringEndpointTests: ServerTestCase {
             XCTAssertTrue(again.body.isEmpty, "a 304 has no body")
             XCTAssertEqual(etag(again), tag)
         }
+        // A compressed answer's tag (coding appended) is sent back as it came, and matches.
+        let document2 = #"{"fps":120,"target":{"x":0},"motion":{"type":"tween","duration":2,"properties":[{"path":"x","to":1}]}}"#
+        let zipped = try post(server, "/v1/timelines", document2, headers: [("Accept-Encoding", "gzip")])
+        XCTAssertEqual(zipped.header("Content-Encoding"), "gzip")
+        let zippedTag = try XCTUnwrap(etag(zipped))
+        XCTAssertTrue(zippedTag.hasSuffix(#"-gzip""#), zippedTag)
+        let revalidated = try post(server, "/v1/timelines", document2, headers: [("If-None-Match", zippedTag), ("Accept-Encoding", "gzip")])
+        XCTAssertEqual(revalidated.status, 304, zippedTag)
+
         let other = try post(server, "/v1/timelines", document, headers: [("If-None-Match", #""0123456789abcdef0123456789abcdef""#)])
         XCTAssertEqual(other.status, 200)
         XCTAssertEqual(other.body, first.body)

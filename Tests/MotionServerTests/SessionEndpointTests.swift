@@ -210,9 +210,11 @@ final class SessionEndpointTests: ServerTestCase {
         try assertProblem(post(server, "/v1/sessions/\(id)/commands", #"{"command":"pause"}"#, contentType: "text/plain"), status: 415)
         try assertProblem(post(server, "/v1/sessions?speed=0", linear()), status: 400)
         try assertProblem(post(server, "/v1/sessions", #"{"motion":{"type":"tween","duration":-1,"properties":[]}}"#), status: 422)
-        let wrongMethod = try send(server, "PUT", "/v1/sessions/\(id)")
+        let wrongMethod = try send(server, "PATCH", "/v1/sessions/\(id)")
         try assertProblem(wrongMethod, status: 405)
-        XCTAssertEqual(wrongMethod.header("Allow"), "GET, DELETE, HEAD, OPTIONS")
+        XCTAssertEqual(wrongMethod.header("Allow"), "GET, PUT, DELETE, HEAD, OPTIONS")
+        // PUT on an existing session's id is a conflict, not a replacement.
+        try assertProblem(send(server, "PUT", "/v1/sessions/\(id)", headers: [("Content-Type", "application/json")], body: Array(linear().utf8)), status: 409)
     }
 
     func testDeleteEndsWatchersAndForgetsTheSession() throws {

@@ -145,6 +145,15 @@ final class TestServer {
     /// What the server wrote to stdout and stderr so far (for failure messages).
     var output: String { "stdout:\n\(stdout.text)\nstderr:\n\(stderr.text)" }
 
+    /// What the server wrote to stderr so far (its log).
+    var errorOutput: String { stderr.text }
+
+    /// Waits until the server's stderr satisfies `predicate` (at most `timeout`); returns it.
+    @discardableResult
+    func waitForLog(timeout: TimeInterval = 5, _ predicate: (String) -> Bool) -> String {
+        stderr.wait(until: Date(timeIntervalSinceNow: timeout), predicate).text
+    }
+
     var isRunning: Bool { process.isRunning }
 
     /// A new connection to the server.

@@ -70,6 +70,11 @@ public enum RequestTag {
         for item in trimmed.split(separator: ",") {
             var candidate = String(item).trimmingBlanks()
             if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
+            // A compressed answer carried the tag with its coding appended inside the quotes
+            // (the HTTP layer's compression); it names the same answer.
+            for coding in ["-gzip\"", "-deflate\""] where candidate.hasSuffix(coding) {
+                candidate = String(candidate.dropLast(coding.count)) + "\""
+            }
             if candidate == tag { return true }
         }
         return false

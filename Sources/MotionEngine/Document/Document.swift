@@ -34,14 +34,31 @@ public struct OutputOptions: Sendable, Equatable {
     public var layout: Layout = .tracks
     public var events = true
     public var final = true
-    /// Adds `schedule` and `labels` to the JSON answer (API §10.2).
+    /// Adds `schedule` and `labels` to the JSON answer (docs/authoring.md, "Timelines").
     public var schedule = false
+    /// `output.format` (docs/exports.md); `json` is docs/documents.md.
+    public var format: OutputFormat = .json
+    /// `output.simplify` (docs/exports.md); nil: every frame is written.
+    public var simplify: SimplifyOptions?
+    /// `output.svg` (docs/exports.md).
+    public var svg = SVGOptions()
+    /// `output.css` and `output.lottie` as given (docs/exports.md): read by the encoders of
+    /// those formats, which report their problems under `/output/css` and `/output/lottie`.
+    public var css: JSON?
+    public var lottie: JSON?
 
-    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, schedule: Bool = false) {
+    public init(layout: Layout = .tracks, events: Bool = true, final: Bool = true, schedule: Bool = false,
+                format: OutputFormat = .json, simplify: SimplifyOptions? = nil, svg: SVGOptions = SVGOptions(),
+                css: JSON? = nil, lottie: JSON? = nil) {
         self.layout = layout
         self.events = events
         self.final = final
         self.schedule = schedule
+        self.format = format
+        self.simplify = simplify
+        self.svg = svg
+        self.css = css
+        self.lottie = lottie
     }
 }
 

@@ -74,9 +74,7 @@ public struct DocumentDecoder: Sendable {
             output.events = reader.bool("events") ?? true
             output.final = reader.bool("final") ?? true
             output.schedule = reader.bool("schedule") ?? false
-            for reserved in ["format", "simplify"] where reader.value(reserved) != nil {
-                diagnostics.invalid(reader.pointer(reserved), "output.\(reserved) is reserved for a later version and not supported yet")
-            }
+            decodeFormats(reader, into: &output, diagnostics)
             reader.finish()
         }
 

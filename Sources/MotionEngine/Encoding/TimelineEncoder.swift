@@ -1,6 +1,17 @@
-/// Writes the `POST /v1/timelines` response body (docs/documents.md).
-public enum TimelineEncoder {
-    public static func encode(_ timeline: Timeline) -> [UInt8] {
+/// Writes the `POST /v1/timelines` response body (docs/documents.md): the `json` format.
+/// With `output.simplify` each track is its reduced keyframes instead of one value per frame
+/// (docs/exports.md): `{path, times, values, error}` (+ `slopes` for cubic) and no top-level `times`.
+public enum TimelineEncoder: TimelineFormatEncoder {
+    public static let contentType = "application/json"
+
+    public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
+        guard let simplify = timeline.options.simplify, timeline.options.layout == .tracks else { return encode(timeline) }
+        let reduced = try TimelineExport.reduce(timeline, tolerance: simplify.tolerance, interpolation: simplify.interpolation)
+        return encode(timeline, reduced: reduced)
+    }
+
+    /// The body, with `reduced` (one per track, tracks layout) in place of the frame grid.
+    public static func encode(_ timeline: Timeline, reduced: [ReducedTrack]? = nil) -> [UInt8] {
         // Reserve for the samples up to the default sample limit; beyond it (a raised limit)
         // the buffer grows as it is written. Saturating: a product that overflows must not trap.
         let (samples, overflow) = timeline.frameCount.multipliedReportingOverflow(by: max(1, timeline.tracks.count))
@@ -18,6 +29,34 @@ public enum TimelineEncoder {
         w.raw("}")
 
         switch timeline.options.layout {
+        case .tracks where reduced != nil:
+            w.raw(",\"tracks\":[")
+            for (index, track) in timeline.tracks.enumerated() {
+                if index > 0 { w.byte(UInt8(ascii: ",")) }
+                let keys = reduced![index]
+                w.raw("{\"path\":")
+                w.string(track.path)
+                w.raw(",\"times\":")
+                writeNumbers(keys.times, into: &w)
+                w.raw(",\"values\":")
+                writeNumbers(keys.values, into: &w)
+                if let slopes = keys.slopes {
+                    w.raw(",\"slopes\":[")
+                    for (k, slope) in slopes.enumerated() {
+                        if k > 0 { w.byte(UInt8(ascii: ",")) }
+                        w.byte(UInt8(ascii: "["))
+                        w.number(slope.incoming)
+                        w.byte(UInt8(ascii: ","))
+                        w.number(slope.outgoing)
+                        w.byte(UInt8(ascii: "]"))
+                    }
+                    w.raw("]")
+                }
+                w.raw(",\"error\":")
+                w.number(keys.error)
+                w.raw("}")
+            }
+            w.raw("]")
         case .tracks:
             w.raw(",\"times\":[")
             for k in 0..<timeline.frameCount {
@@ -68,6 +107,15 @@ public enum TimelineEncoder {
         }
         w.raw("}")
         return w.bytes
+    }
+
+    static func writeNumbers(_ numbers: [Double], into w: inout JSONWriter) {
+        w.byte(UInt8(ascii: "["))
+        for (k, n) in numbers.enumerated() {
+            if k > 0 { w.byte(UInt8(ascii: ",")) }
+            w.number(n)
+        }
+        w.byte(UInt8(ascii: "]"))
     }
 
     /// `{path: value}` for every track (tracks layout) at the current values.

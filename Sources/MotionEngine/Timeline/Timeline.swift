@@ -18,6 +18,8 @@ public struct Timeline: Sendable {
     public let target: JSONObject
     /// Every node's start and first cycle end, and the labels, when `output.schedule` asks.
     public var schedule: Schedule? = nil
+    /// The limits it was compiled under (the encoders bound their work and output by them).
+    public internal(set) var limits = EngineLimits.default
 
     /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {

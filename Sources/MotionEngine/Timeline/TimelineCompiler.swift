@@ -42,6 +42,7 @@ public struct TimelineCompiler: Sendable {
                                 tracks: builder.tracks, outputs: builder.outputs, events: events,
                                 options: document.output, target: document.target)
         if document.output.schedule { timeline.schedule = scheduler.schedule.output }
+        timeline.limits = limits
         try checkOutputSize(timeline, for: use)
         return timeline
     }

@@ -1,0 +1,171 @@
+/// Keyframes for the `css`, `waapi` and `lottie` exports (API §8.2, §8.3), from the shared
+/// error-bounded reduction (`KeyframeReducer`).
+///
+/// The exported value of a declaration or a Lottie property may combine several channels
+/// (`translate({x}px, {y}px)`, a colour's four channels) that share one list of keyframes,
+/// because the consumer interpolates the whole keyframe at once. Each channel is reduced on
+/// its own with ε/2, and the declaration gets keyframes at the union of the channels' times,
+/// with the exact values there. That keeps every channel within ε: between two of its own
+/// keyframes a channel's reduced line L is within ε/2 of the exact curve f, and a union time
+/// u inside that segment only adds a keyframe at f(u), which differs from L(u) by at most ε/2;
+/// the new piecewise line differs from L by at most that much anywhere, so from f by at most ε.
+struct UnionKeyframes {
+    /// Ascending; a jump is two keyframes at one time (the value before it, then after it).
+    var times: [Double] = []
+    /// `values[k][c]`: channel c at keyframe k.
+    var values: [[Double]] = []
+}
+
+/// The work and size budget of one export, and how its reductions fail.
+struct ExportBudget {
+    /// Curve evaluations left for the whole answer (`TimelineExport.maxTotalEvaluations`).
+    var evaluations: Int
+    /// Keyframes written so far, each counted at its longest, against `max-response-bytes`.
+    var bytes = 0
+    let maxBytes: Int
+    /// Where a failure is reported: the tolerance given, or the format.
+    let pointer: String
+    let toleranceGiven: Bool
+
+    init(timeline: Timeline) {
+        evaluations = TimelineExport.maxTotalEvaluations
+        maxBytes = timeline.limits.maxResponseBytes
+        toleranceGiven = timeline.options.simplify != nil
+        pointer = toleranceGiven ? "/output/simplify/tolerance" : "/output/format"
+    }
+
+    func failure(_ message: String) -> DocumentError {
+        let advice = toleranceGiven ? "use a larger tolerance" : "give a larger output.simplify.tolerance"
+        return DocumentError([Problem(pointer: pointer, message: "\(message); \(advice)", kind: .invalid)])
+    }
+
+    /// Counts `count` keyframes of about `each` bytes.
+    mutating func spend(keyframes count: Int, each: Int) throws(DocumentError) {
+        bytes += count * each
+        if bytes > maxBytes {
+            throw failure("the exported keyframes would take more than \(maxBytes) bytes (max-response-bytes)")
+        }
+    }
+}
+
+enum ExportKeyframes {
+    /// The default tolerance of the css, waapi and lottie exports when `output.simplify` is
+    /// absent: 1/2,000 of the channel's range over the window, at most 0.05 and at least 1e-6,
+    /// in the channel's own units. Colour channels and opacities are 0…1, so at most 5e-4
+    /// there (an eighth of one 8-bit step); 0.05 px or 0.05° is invisible on screen.
+    static func defaultTolerance(_ channel: ExportChannel, window: TimeWindow) -> Double {
+        var low = Double.infinity, high = -Double.infinity
+        let n = rangeSamples - 1
+        for k in 0...n {
+            let v = channel.value(window.start + (window.end - window.start) * Double(k) / Double(n))
+            low = min(low, v)
+            high = max(high, v)
+        }
+        let range = high - low
+        guard range.isFinite else { return 0.05 }
+        return min(0.05, max(1e-6, range * 5e-4))
+    }
+
+    /// The fewest evaluations a channel's reduction takes (its scan and final check, and the
+    /// default tolerance's samples): one answer reduces at most
+    /// `TimelineExport.maxTotalEvaluations / minimumEvaluations` channels (1,000).
+    static let minimumEvaluations = 5_000
+
+    /// A 422 before any work when `count` channels cannot fit the answer's evaluations.
+    static func checkChannelCount(_ count: Int, _ budget: inout ExportBudget) throws(DocumentError) {
+        let (needed, overflow) = count.multipliedReportingOverflow(by: minimumEvaluations)
+        if overflow || needed > budget.evaluations {
+            throw budget.failure("\(count) animated channels to export; one answer reduces at most \(TimelineExport.maxTotalEvaluations / minimumEvaluations) (each takes at least \(minimumEvaluations) curve evaluations of the \(TimelineExport.maxTotalEvaluations) an answer may spend)")
+        }
+    }
+
+    /// Evaluations `defaultTolerance` spends on one channel.
+    static let rangeSamples = 257
+
+    /// The tolerance for a channel: `output.simplify.tolerance`, or the default (whose
+    /// samples count against the answer's evaluations).
+    static func tolerance(_ channel: ExportChannel, _ timeline: Timeline, _ budget: inout ExportBudget) throws(DocumentError) -> Double {
+        if let given = timeline.options.simplify?.tolerance { return given }
+        budget.evaluations -= rangeSamples
+        guard budget.evaluations >= 0 else {
+            throw budget.failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+        }
+        return defaultTolerance(channel, window: timeline.window)
+    }
+
+    /// One channel reduced (linear or cubic) within `tolerance`, its work counted in `budget`.
+    /// `shown` is the tolerance messages name (the one the document set, or the default).
+    static func reduce(_ channel: ExportChannel, _ timeline: Timeline, tolerance: Double, shown: Double? = nil, cubic: Bool, label: String,
+                       budget: inout ExportBudget) throws(DocumentError) -> ReducedTrack {
+        let shown = shown ?? tolerance
+        var limits = KeyframeReducer.Limits.default
+        limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations))
+        do {
+            let reduced = try KeyframeReducer.reduce(channel.value, window: timeline.window, tolerance: tolerance,
+                                                     interpolation: cubic ? .cubic : .linear, hints: channel.hints,
+                                                     gridIntervals: KeyframeReducer.gridIntervals(frameCount: timeline.frameCount),
+                                                     limits: limits)
+            budget.evaluations -= reduced.evaluations
+            return reduced
+        } catch {
+            switch error {
+            case .tooManyKeyframes(let limit):
+                throw budget.failure("\(label) needs more than \(limit) keyframes to stay within \(format(shown))")
+            case .invalidTolerance:
+                throw budget.failure("\(label): the tolerance \(format(shown)) is not a positive number")
+            case .toleranceNotMet(let deviation):
+                throw budget.failure("\(label) deviates by \(format(deviation)) somewhere narrower than the reduction's time resolution, more than \(format(shown))")
+            case .tooManyEvaluations:
+                throw budget.failure("reducing \(label) within \(format(shown)) needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+            }
+        }
+    }
+
+    /// Instants closer than this are one keyframe time (a jump found by two channels).
+    static let mergeDistance = 1e-8
+    /// How far from a jump's time its two sides are evaluated (the engine treats instants
+    /// within `timeEpsilon` as one, and a jump is located to about that).
+    static let jumpSide = 3e-9
+
+    /// Keyframes of every channel at the union of their times, linear interpolation within ε
+    /// per channel (see the type's comment for why ε/2 each). `tolerances[c]` is channel c's ε.
+    /// The times come from reducing `reduced` (by default the channels themselves; a colour
+    /// in CSS is reduced premultiplied, as browsers interpolate it); the values written are
+    /// those of `channels`.
+    static func linearUnion(_ channels: [ExportChannel], reducing reducedChannels: [ExportChannel]? = nil, _ timeline: Timeline,
+                            tolerances: [Double], label: String, budget: inout ExportBudget) throws(DocumentError) -> UnionKeyframes {
+        var candidates: [(t: Double, jump: Bool)] = [(timeline.window.start, false), (timeline.window.end, false)]
+        for (index, channel) in (reducedChannels ?? channels).enumerated() where !channel.isConstant {
+            let reduced = try reduce(channel, timeline, tolerance: tolerances[index] / 2, shown: tolerances[index], cubic: false, label: label, budget: &budget)
+            for k in reduced.times.indices {
+                let jump = k + 1 < reduced.times.count && reduced.times[k + 1] == reduced.times[k]
+                candidates.append((reduced.times[k], jump))
+            }
+        }
+        candidates.sort { $0.t < $1.t }
+        var merged: [(t: Double, jump: Bool)] = []
+        for candidate in candidates {
+            if let last = merged.last, candidate.t - last.t <= mergeDistance {
+                merged[merged.count - 1].jump = last.jump || candidate.jump
+                if candidate.jump { merged[merged.count - 1].t = candidate.t }
+                continue
+            }
+            merged.append(candidate)
+        }
+        try budget.spend(keyframes: merged.count * max(1, channels.count), each: 26)
+        var result = UnionKeyframes()
+        let start = timeline.window.start, end = timeline.window.end
+        for item in merged {
+            if item.jump {
+                result.times.append(item.t)
+                result.values.append(channels.map { $0.value(max(start, item.t - jumpSide)) })
+                result.times.append(item.t)
+                result.values.append(channels.map { $0.value(min(end, item.t + jumpSide)) })
+            } else {
+                result.times.append(item.t)
+                result.values.append(channels.map { $0.value(item.t) })
+            }
+        }
+        return result
+    }
+}

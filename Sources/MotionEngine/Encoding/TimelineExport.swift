@@ -1,0 +1,87 @@
+/// One output format of `POST /v1/timelines` (docs/exports.md): its content type and how it writes a
+/// compiled timeline. Every encoder reads the same `Timeline`; a problem only the format can
+/// find (a document it cannot express) is a 422 naming the field.
+public protocol TimelineFormatEncoder {
+    static var contentType: String { get }
+    static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8]
+}
+
+/// Dispatch on `output.format`, and the keyframe reduction every format shares.
+public enum TimelineExport {
+    /// The encoder of `format`, or nil for a format this build does not write yet.
+    public static func encoder(for format: OutputFormat) -> (any TimelineFormatEncoder.Type)? {
+        switch format {
+        case .json: return TimelineEncoder.self
+        case .csv: return CSVEncoder.self
+        case .svg: return SVGEncoder.self
+        case .css: return CSSEncoder.self
+        case .waapi: return WAAPIEncoder.self
+        case .lottie: return LottieEncoder.self
+        }
+    }
+
+    /// The response body and its content type for the timeline's `output.format`.
+    public static func encode(_ timeline: Timeline) throws(DocumentError) -> (contentType: String, body: [UInt8]) {
+        let format = timeline.options.format
+        guard let encoder = encoder(for: format) else {
+            throw DocumentError([Problem(pointer: "/output/format", message: "format '\(format.rawValue)' is not supported yet", kind: .invalid)])
+        }
+        return (encoder.contentType, try encoder.encode(timeline: timeline))
+    }
+
+    /// Curve evaluations one response's reductions may spend in all (one to two seconds of one
+    /// core); each track also has `KeyframeReducer.Limits.default`.
+    public static let maxTotalEvaluations = 5_000_000
+
+    /// Every track of `timeline` reduced with `tolerance` (docs/exports.md). A track that needs more
+    /// keyframes or evaluations than the limits allow is a 422 naming `pointer` (the field
+    /// that set the tolerance), and so is a response whose keyframes would exceed
+    /// `maxResponseBytes` (each keyframe counted at its longest).
+    public static func reduce(_ timeline: Timeline, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
+                              pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
+        try reduce(timeline, tolerances: { _ in tolerance }, interpolation: interpolation, pointer: pointer)
+    }
+
+    /// As `reduce(_:tolerance:…)` with a tolerance per track (a format's default ε may
+    /// depend on the property: pixels, opacity, a colour channel).
+    public static func reduce(_ timeline: Timeline, tolerances: (Track) -> Double, interpolation: SimplifyOptions.Interpolation,
+                              pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
+        let maxResponseBytes = timeline.limits.maxResponseBytes
+        var result: [ReducedTrack] = []
+        result.reserveCapacity(timeline.tracks.count)
+        var spent = 0
+        var bytes = 0
+        let perKeyframe = (interpolation == .cubic ? 5 : 3) * 25
+        for track in timeline.tracks {
+            let tolerance = tolerances(track)
+            var limits = KeyframeReducer.Limits.default
+            limits.maxEvaluations = min(limits.maxEvaluations, maxTotalEvaluations - spent)
+            do {
+                let reduced = try KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
+                                                         interpolation: interpolation, limits: limits)
+                spent += reduced.evaluations
+                bytes += reduced.times.count * perKeyframe
+                result.append(reduced)
+            } catch {
+                let message: String
+                switch error {
+                case .tooManyKeyframes(let limit):
+                    message = "track '\(track.path)' needs more than \(limit) keyframes to stay within \(format(tolerance)); use a larger tolerance"
+                case .invalidTolerance:
+                    message = "track '\(track.path)': the tolerance must be a positive number, not \(format(tolerance))"
+                case .toleranceNotMet(let deviation):
+                    message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
+                case .tooManyEvaluations(let limit):
+                    message = limit < KeyframeReducer.Limits.default.maxEvaluations
+                        ? "reducing every track within \(format(tolerance)) needs more than \(maxTotalEvaluations) curve evaluations in all; use a larger tolerance or fewer tracks"
+                        : "track '\(track.path)' needs more than \(limit) curve evaluations to reduce within \(format(tolerance)); use a larger tolerance"
+                }
+                throw DocumentError([Problem(pointer: pointer, message: message, kind: .invalid)])
+            }
+            if bytes > maxResponseBytes {
+                throw DocumentError([Problem(pointer: pointer, message: "the reduced keyframes would take more than \(maxResponseBytes) bytes (max-response-bytes); use a larger tolerance", kind: .invalid)])
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,70 @@
+import MotionEngine
+
+/// The id of one request, for the access log, the `X-Request-Id` response header and the
+/// `requestId` of problem bodies.
+///
+/// A client's (or proxy's) `X-Request-Id` is kept when it is 1…128 characters of
+/// `A–Z a–z 0–9 . _ : -` (enough for UUIDs, W3C trace ids and nginx's `$request_id`);
+/// anything else — too long, empty, other characters — is replaced by a generated id, so
+/// what reaches logs and headers is always short and safe to write unquoted.
+enum RequestID {
+    static let maxLength = 128
+
+    static func isValid(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: ":"), UInt8(ascii: "-"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+
+    /// The client's id when valid, else a new one.
+    static func accept(_ header: String?) -> String {
+        if let header, isValid(header) { return header }
+        return generate()
+    }
+
+    /// 32 random hexadecimal digits (128 bits).
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(32)
+        for _ in 0..<2 {
+            var word = generator.next() as UInt64
+            for _ in 0..<16 {
+                bytes.append(digits[Int(word & 0xF)])
+                word >>= 4
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension HTTPResponse {
+    /// The answer carrying `id`: an `X-Request-Id` header and, in a problem+json body,
+    /// `"requestId"` as its first member. Applied once (a response that already has the
+    /// header is returned as it is).
+    func tagged(requestID id: String) -> HTTPResponse {
+        guard !headers.contains(where: { $0.0 == "X-Request-Id" }) else { return self }
+        var tagged = self
+        tagged.headers.append(("X-Request-Id", id))
+        if case .bytes(let body) = body, body.first == UInt8(ascii: "{"),
+           headers.contains(where: { $0.0 == "Content-Type" && $0.1 == "application/problem+json" }) {
+            var w = JSONWriter(capacity: body.count + id.utf8.count + 16)
+            w.raw("{\"requestId\":")
+            w.string(id)
+            if body.count > 2 { w.byte(UInt8(ascii: ",")) }
+            w.bytes.append(contentsOf: body.dropFirst())
+            tagged.body = .bytes(w.bytes)
+        }
+        return tagged
+    }
+}

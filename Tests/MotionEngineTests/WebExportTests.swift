@@ -1,0 +1,111 @@
+import XCTest
+@testable import MotionEngine
+
+/// The css, waapi and lottie encoders (API §8.2, §8.3) in the engine: keyframe counts, jumps,
+/// the Hermite-to-Lottie handle conversion against the exact curve, and placeholder problems.
+/// Chromium and python-lottie check the same answers in Tests/browser.
+final class WebExportTests: XCTestCase {
+    func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    func testLinearTweenIsTwoKeyframesInCSS() throws {
+        let timeline = try compile(#"{"target": {"x": 0}, "motion": {"type": "tween", "duration": 2, "properties": [{"path": "x", "to": 300}]}, "output": {"format": "css"}}"#)
+        let css = text(try CSSEncoder.encode(timeline: timeline))
+        XCTAssertTrue(css.contains("@property --x { syntax: '<number>'; inherits: false; initial-value: 0; }"), css)
+        XCTAssertTrue(css.contains("  0% { --x: 0; }\n  100% { --x: 300; }\n"), css)
+        XCTAssertTrue(css.contains("animation-duration: 2000ms;"), css)
+    }
+
+    func testJumpsKeepTheirInstantInCSSAndWAAPI() throws {
+        let document = #"{"target": {"x": 0}, "motion": {"type": "tween", "duration": 1, "easing": "steps(2, jump-end)", "properties": [{"path": "x", "to": 10}]}, "output": {"format": "FORMAT"}}"#
+        let css = text(try CSSEncoder.encode(timeline: compile(document.replacingOccurrences(of: "FORMAT", with: "css"))))
+        // The value before the jump with step-start timing, then the value after it 1e-9 of the
+        // window later: the value after shows from the jump's instant on.
+        XCTAssertTrue(css.contains("  50% { --x: 0; animation-timing-function: step-start; }\n  50.0000000"), css)
+        XCTAssertTrue(css.contains("% { --x: 5; }\n  99.9999999% { --x: 5; animation-timing-function: step-start; }\n  100% { --x: 10; }"), css)
+        let waapi = try parseJSON(WAAPIEncoder.encode(timeline: compile(document.replacingOccurrences(of: "FORMAT", with: "waapi"))))
+        let keyframes = waapi.objectValue?["animations"]?.arrayValue?.first?.objectValue?["keyframes"]?.arrayValue ?? []
+        let pairs = keyframes.map { ($0.objectValue?["offset"]?.numberValue ?? -1, $0.objectValue?["--x"]?.stringValue ?? "") }
+        XCTAssertEqual(pairs.map(\.0), [0, 0.5, 0.5, 1, 1])
+        XCTAssertEqual(pairs.map(\.1), ["0", "0", "5", "5", "10"])
+    }
+
+    func testTemplatesFillEveryPlaceholderAndColours() throws {
+        let timeline = try compile(##"{"target": {"p": {"x": 1, "y": 2}, "tint": "#336699"}, "motion": {"type": "tween", "duration": 1, "properties": [{"path": "p.x", "to": 5}]}, "output": {"format": "waapi", "css": {"declarations": {"transform": "translate({p.x}px, {p.y}px)", "color": "{tint}"}}}}"##)
+        let waapi = try parseJSON(WAAPIEncoder.encode(timeline: timeline))
+        XCTAssertEqual(waapi.objectValue?["style"]?.objectValue?["color"]?.stringValue, "rgb(51 102 153 / 1)")
+        let keyframes = waapi.objectValue?["animations"]?.arrayValue?.first?.objectValue?["keyframes"]?.arrayValue ?? []
+        XCTAssertEqual(keyframes.map { $0.objectValue?["transform"]?.stringValue ?? "" }, ["translate(1px, 2px)", "translate(5px, 2px)"])
+    }
+
+    func testPlaceholderProblemsName422Fields() throws {
+        let base = #""target": {"x": 0, "p": {"x": 0, "y": 0}}, "motion": {"type": "tween", "duration": 1, "properties": [{"path": "x", "to": 1}]}"#
+        for (css, pointer) in [(#"{"declarations": {"left": "{nope}px"}}"#, "/output/css/declarations/left"),
+                               (#"{"declarations": {"left": "{p}px"}}"#, "/output/css/declarations/left"),
+                               (#"{"declarations": {"left": "}"}}"#, "/output/css/declarations/left"),
+                               (#"{"declarations": {"not a property": "1"}}"#, "/output/css/declarations/not a property"),
+                               (#"{"colour": 1}"#, "/output/css/colour")] {
+            let timeline = try compile("{\(base), \"output\": {\"format\": \"css\", \"css\": \(css)}}")
+            XCTAssertThrowsError(try CSSEncoder.encode(timeline: timeline), css) { error in
+                let problems = (error as? DocumentError)?.problems ?? []
+                XCTAssertEqual(problems.map(\.pointer), [pointer], css)
+                XCTAssertEqual((error as? DocumentError)?.status, 422)
+            }
+        }
+    }
+
+    /// Lottie's bezier easing with the handles of a Hermite segment is that segment: the
+    /// exported keyframes of a spring, evaluated as Lottie does (solve x(s) = progress, take
+    /// y(s)), stay within ε of the exact curve between the keyframes too.
+    func testLottieHandlesReproduceTheExactCurve() throws {
+        let timeline = try compile(#"{"fps": 30, "target": {"x": 0}, "motion": {"type": "spring", "response": 0.6, "dampingRatio": 0.35, "properties": [{"path": "x", "to": 200}]}, "output": {"format": "lottie", "lottie": {"width": 100, "height": 100, "layers": [{"position": ["{x}", 0]}]}}}"#)
+        let lottie = try parseJSON(LottieEncoder.encode(timeline: timeline))
+        let keys = lottie.objectValue?["layers"]?.arrayValue?.first?.objectValue?["ks"]?.objectValue?["p"]?.objectValue?["x"]?.objectValue?["k"]?.arrayValue ?? []
+        XCTAssertGreaterThan(keys.count, 4)
+        XCTAssertLessThan(keys.count * 3, timeline.frameCount, "far fewer keyframes than frames")
+        let track = timeline.tracks[0]
+        let epsilon = 0.05  // the default: min(0.05, range · 5e-4), the range being over 200
+        var worst = 0.0
+        for k in 0..<(keys.count - 1) {
+            let key = keys[k].objectValue!, next = keys[k + 1].objectValue!
+            let (f0, f1) = (key["t"]!.numberValue!, next["t"]!.numberValue!)
+            let v0 = key["s"]!.arrayValue![0].numberValue!, v1 = next["s"]!.arrayValue![0].numberValue!
+            guard f1 > f0, let o = key["o"]?.objectValue, let i = key["i"]?.objectValue else { continue }
+            let (x1, y1) = (o["x"]!.arrayValue![0].numberValue!, o["y"]!.arrayValue![0].numberValue!)
+            let (x2, y2) = (i["x"]!.arrayValue![0].numberValue!, i["y"]!.arrayValue![0].numberValue!)
+            func bezier(_ s: Double, _ a: Double, _ b: Double) -> Double { 3 * (1 - s) * (1 - s) * s * a + 3 * (1 - s) * s * s * b + s * s * s }
+            for j in 1..<16 {
+                let progress = Double(j) / 16
+                var (lo, hi) = (0.0, 1.0)
+                for _ in 0..<60 { let mid = (lo + hi) / 2; if bezier(mid, x1, x2) < progress { lo = mid } else { hi = mid } }
+                let value = v0 + (v1 - v0) * bezier((lo + hi) / 2, y1, y2)
+                let t = timeline.window.start + (f0 + (f1 - f0) * progress) / timeline.fps
+                worst = max(worst, abs(value - track.value(at: t)))
+            }
+        }
+        XCTAssertLessThanOrEqual(worst, epsilon)
+        XCTAssertGreaterThan(worst, 0)
+    }
+
+    func testMoreChannelsThanTheBudgetIsRefusedBeforeAnyWork() throws {
+        let count = 2_001
+        let target = (0..<count).map { #""p\#($0)": 0"# }.joined(separator: ",")
+        let properties = (0..<count).map { #"{"path": "p\#($0)", "to": 1}"# }.joined(separator: ",")
+        let timeline = try compile(#"{"target": {\#(target)}, "motion": {"type": "tween", "duration": 1, "properties": [\#(properties)]}, "output": {"format": "css"}}"#)
+        XCTAssertThrowsError(try CSSEncoder.encode(timeline: timeline)) { error in
+            let problem = (error as? DocumentError)?.problems.first
+            XCTAssertEqual(problem?.pointer, "/output/format")
+            XCTAssertTrue(problem?.message.contains("2001 animated channels") ?? false, problem?.message ?? "")
+        }
+    }
+
+    func testMonotonePiecesSplitAtTheTurningPoint() {
+        // A Hermite segment from 0 to 0 with slopes 1 and −1 over 2 s peaks at t = 1 (value 0.5).
+        let reduced = ReducedTrack(times: [0, 2], values: [0, 0], slopes: [.init(incoming: 1, outgoing: 1), .init(incoming: -1, outgoing: -1)],
+                                   error: 0, evaluations: 0)
+        let keys = LottieEncoder.monotonePieces(reduced)
+        XCTAssertEqual(keys.count, 3)
+        XCTAssertEqual(keys[1].t, 1, accuracy: 1e-12)
+        XCTAssertEqual(keys[1].v, 0.5, accuracy: 1e-12)
+        XCTAssertEqual(keys[1].slopeOut, 0, accuracy: 1e-12)
+    }
+}
