@@ -358,7 +358,8 @@ def test_spring_designer(page, server, output_dir):
         body = {"response": float(page.input_value('#spring-sliders input[data-param="response"]')),
                 "dampingRatio": float(page.input_value('#spring-sliders input[data-param="dampingRatio"]'))}
         expected = server.post_json("/v1/springs", body)
-        page.wait_for_function("(v) => Math.abs(parseFloat(document.querySelector('[data-metric=\"dampingRatio\"] dd').textContent) - v) < 6e-4",
+        page.wait_for_function("""(v) => { const shown = document.querySelector('[data-metric="dampingRatio"] dd');
+                                           return shown !== null && Math.abs(parseFloat(shown.textContent) - v) < 6e-4; }""",
                                arg=expected["dampingRatio"])
         for metric, scale in [("overshoot", 100), ("settlingTime", 1), ("naturalFrequency", 1), ("stiffness", 1)]:
             shown = page.inner_text(f'[data-metric="{metric}"] dd')
