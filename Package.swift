@@ -48,8 +48,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // openapi.yaml is a link to the repository's copy, compiled into the binary.
-            resources: [.embedInCode("openapi.yaml")]
+            // openapi.yaml is a link to the repository's copy, compiled into the binary, and so
+            // is the playground page served at `GET /` (docs/playground.md).
+            resources: [
+                .embedInCode("openapi.yaml"),
+                .embedInCode("Playground/index.html"),
+                .embedInCode("Playground/playground.css"),
+                .embedInCode("Playground/examples.js"),
+                .embedInCode("Playground/app.js"),
+                .embedInCode("Playground/tools.js"),
+            ]
         ),
         .executableTarget(name: "MotionServer", dependencies: ["MotionHTTP"]),
         .testTarget(name: "MotionEngineTests", dependencies: ["MotionEngine"]),

@@ -194,6 +194,16 @@ expected-statuses = ["2xx", "409", "422"]
 [operations.checks.negative_data_rejection]
 expected-statuses = ["400", "405", "409", "413", "415", "422"]
 
+# The playground's assets are files: any other name is simply not there (404).
+[[operations]]
+include-operation-id = "playgroundAsset"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "404"]
+
+[operations.checks.negative_data_rejection]
+expected-statuses = ["400", "404", "405", "413", "415", "422"]
+
 # A live session streams for as long as it runs: watchers are checked further below.
 [[operations]]
 include-operation-id = "watchSession"

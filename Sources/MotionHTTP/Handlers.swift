@@ -10,6 +10,7 @@ struct Handlers: Sendable {
     let metrics: ServiceMetrics
     let easingCatalogue: [UInt8]
     let openAPIDocument: [UInt8]
+    let playground: PlaygroundAssets
 
     init(configuration: ServerConfiguration, state: ServiceState, streams: StreamRegistry, sessions: SessionRegistry, metrics: ServiceMetrics) {
         self.configuration = configuration
@@ -19,6 +20,7 @@ struct Handlers: Sendable {
         self.metrics = metrics
         self.easingCatalogue = Easing.catalogue.serialized
         self.openAPIDocument = PackageResources.openapi_yaml
+        self.playground = PlaygroundAssets()
     }
 
     func router() -> Router {
@@ -36,6 +38,8 @@ struct Handlers: Sendable {
         router.add("POST", "/v1/sessions/{id}/commands", command)
         router.add("POST", "/v1/sessions/{id}/retarget", retarget)
         router.add("POST", "/v1/springs", springs)
+        router.add("GET", "/") { _ in playground.pageResponse() }
+        router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
         router.add("GET", "/healthz") { _ in .json(200, Self.health) }
         router.add("GET", "/readyz", readiness)

@@ -61,6 +61,8 @@ struct Router: Sendable {
     }
 
     private static func match(_ pattern: [Substring], _ path: ArraySlice<Substring>) -> [String: String]? {
+        // The root: the pattern "/" has no segments, the path "/" one empty one.
+        if pattern.isEmpty { return path.count == 1 && path.first == "" ? [:] : nil }
         guard pattern.count == path.count else { return nil }
         var parameters: [String: String] = [:]
         for (expected, actual) in zip(pattern, path) {

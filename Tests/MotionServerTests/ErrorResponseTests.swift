@@ -281,7 +281,7 @@ final class ErrorResponseTests: ServerTestCase {
 
     func testUnknownPathIs404() throws {
         let server = try startServer()
-        for (method, target) in [("GET", "/nope"), ("POST", "/v1/timeline"), ("GET", "/v1/timelines/extra"), ("GET", "/")] {
+        for (method, target) in [("GET", "/nope"), ("POST", "/v1/timeline"), ("GET", "/v1/timelines/extra"), ("GET", "//")] {
             let response = try send(server, method, target, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
             let body = try assertProblem(response, status: 404, type: "/problems/not-found")
             XCTAssertTrue(body["detail"]?.string?.contains(target) ?? false, "\(method) \(target): \(response.text)")
