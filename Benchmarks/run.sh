@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: builds in release and runs the five workloads of PERFORMANCE.md, each
+# `make bench`: builds in release and runs the five workloads of Benchmarks/README.md, each
 # against its reference in the same run, then prints a summary and writes the results.
 #
 #   Benchmarks/run.sh                 full run (about 15–20 minutes on 2 cores)

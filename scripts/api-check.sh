@@ -167,7 +167,7 @@ mode = "negative"
 allow-extra-parameters = false
 
 # An If-None-Match of `*` (or a tag that matches) is answered 304 for a document that would
-# be a 200 (API §10.5).
+# be a 200 (docs/authoring.md).
 [[operations]]
 include-operation-id = ["computeTimeline", "computeTimelineBatch"]
 

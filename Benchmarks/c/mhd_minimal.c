@@ -1,5 +1,5 @@
 /*
- * mhd_minimal: the floor for one HTTP request on libmicrohttpd (PERFORMANCE.md, issue #14):
+ * mhd_minimal: the floor for one HTTP request on libmicrohttpd (Benchmarks/README.md, issue #14):
  * a libmicrohttpd server with the same threading mode as motion-server (internal polling
  * thread per core, epoll) that reads a POST body and answers fixed bytes from one persistent
  * response. `make bench-instructions` counts its instructions per request under callgrind

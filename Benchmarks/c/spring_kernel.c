@@ -1,5 +1,5 @@
 /*
- * The C reference for workload 1 (PERFORMANCE.md): 5000 springs of 64 lanes each
+ * The C reference for workload 1 (Benchmarks/README.md): 5000 springs of 64 lanes each
  * (response 0.5, dampingRatio 0.987, 0 -> 320, initial velocity 0), every lane advanced by
  * one 1/60 s step per iteration; 20 timed iterations after one warm-up, median.
  *

@@ -1,5 +1,5 @@
 /*
- * stream_load: the load client of workload 4 (PERFORMANCE.md), live streams.
+ * stream_load: the load client of workload 4 (Benchmarks/README.md), live streams.
  *
  * Opens N concurrent `POST /v1/streams?speed=1` connections from one process (epoll,
  * non-blocking sockets, RLIMIT_NOFILE raised to its hard limit), each streaming a one-tween

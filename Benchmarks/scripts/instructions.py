@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""User-space instructions per request, counted by callgrind (issue #14, PERFORMANCE.md).
+"""User-space instructions per request, counted by callgrind (issue #14, Benchmarks/README.md).
 
 Seconds move with whatever else the machine is doing; instruction counts do not. Each server
 runs under `valgrind --tool=callgrind` (all threads counted together) twice: once answering

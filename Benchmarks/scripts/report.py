@@ -336,7 +336,7 @@ def main():
     out.append("# Benchmark results")
     out.append("")
     out.append("Written by `Benchmarks/run.sh` (see [README.md](README.md)); the method and the goals are "
-               "PERFORMANCE.md's. Every figure is the **median of the runs, with (min–max)**; every goal is a ratio "
+               "the benchmark's. Every figure is the **median of the runs, with (min–max)**; every goal is a ratio "
                "against its reference measured side by side in the same run.")
     out.append("")
     out.append(f"- **Command:** `{args.command}`" + (" (quick smoke run: small sizes, short durations, fewer runs)" if quick else ""))

@@ -1,6 +1,6 @@
 import MotionEngine
 
-/// `POST /v1/timelines/batch` (API §10.4) and conditional answers (API §10.5).
+/// `POST /v1/timelines/batch` (docs/authoring.md) and conditional answers (docs/authoring.md).
 extension Handlers {
     /// `{"documents": [document, …]}` → `{"results": [answer or problem, …]}` in order. Each
     /// document is compiled under the usual per-document limits; together they may hold at

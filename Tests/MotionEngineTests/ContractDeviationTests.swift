@@ -2,10 +2,10 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// The five places where the engine departed from SEMANTICS (issue 12, point 1): each test
+/// The five places where the engine departed from its documented semantics (issue 12, point 1): each test
 /// states the contract's value and failed before its fix.
 final class ContractDeviationTests: XCTestCase {
-    // MARK: linear() whose last stop is not 1 (SEMANTICS §2)
+    // MARK: linear() whose last stop is not 1 (docs/easings.md)
 
     func testLinearEasingEndingOffOneEndsOnItsCSSValue() throws {
         // linear(1, 0): E(0) = 1, E(½) = ½, E(1) = 0, so 0 → 100 runs 100, 50 and ends on 0.
@@ -30,7 +30,7 @@ final class ContractDeviationTests: XCTestCase {
         XCTAssertEqual(timeline.values(of: "x"), [100, 50, 0, 50, 100])
     }
 
-    // MARK: Undamped springs (SEMANTICS §4)
+    // MARK: Undamped springs (docs/nodes.md)
 
     func testUndampedSpringByDampingRatioIsComputedWithAWindow() throws {
         // response 1, ζ = 0: ω0 = 2π, x = 1 − cos(2πt); it never rests.
@@ -56,7 +56,7 @@ final class ContractDeviationTests: XCTestCase {
         }
     }
 
-    // MARK: motion-interchange spring curves (SEMANTICS §10)
+    // MARK: motion-interchange spring curves (docs/values.md)
 
     /// The rest time of a spring node on 0 → distance with the node defaults.
     private func nodeRestTime(_ parameters: SpringParameters, distance: Double, velocity: Double) throws -> Double {
@@ -98,7 +98,7 @@ final class ContractDeviationTests: XCTestCase {
         XCTAssertNotEqual(a.value(at: near - 0.01), 1)
     }
 
-    // MARK: Contiguous sequences (SEMANTICS §8)
+    // MARK: Contiguous sequences (docs/timing-and-events.md)
 
     func testContiguousSequenceEmitsNoSteppedAtItsTurn() throws {
         let timeline = try compile(#"""
@@ -112,7 +112,7 @@ final class ContractDeviationTests: XCTestCase {
         XCTAssertEqual(timeline.events.filter { $0.time == 2 }.map { "\($0.motion):\($0.kind.rawValue)" }, ["s:reversed", "b:reversed"])
     }
 
-    // MARK: Events at one instant (SEMANTICS §8)
+    // MARK: Events at one instant (docs/timing-and-events.md)
 
     private func summary(_ timeline: Timeline, at time: Double) -> [String] {
         timeline.events.filter { abs($0.time - time) < 1e-9 }.map { "\($0.motion):\($0.kind.rawValue)" }

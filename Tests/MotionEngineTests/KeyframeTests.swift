@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// Multi-keyframe tween properties (API §10.1), against values computed by hand.
+/// Multi-keyframe tween properties (docs/authoring.md), against values computed by hand.
 final class KeyframeTests: XCTestCase {
     private func tween(_ property: String, duration: Double = 1, fps: Double = 4, target: String = #"{"x":0}"#, extra: String = "") throws -> Timeline {
         try compile(#"{"fps":\#(fps),"target":\#(target),"motion":{"type":"tween","duration":\#(duration)\#(extra),"properties":[\#(property)]}}"#)

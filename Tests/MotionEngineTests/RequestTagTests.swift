@@ -1,7 +1,7 @@
 import XCTest
 @testable import MotionEngine
 
-/// The ETag hash and the canonical request form (API §10.5).
+/// The ETag hash and the canonical request form (docs/authoring.md).
 final class RequestTagTests: XCTestCase {
     func testFNV1a128KnownAnswers() {
         // The FNV-1a 128-bit reference values (offset basis for "", and the published "a"

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import MotionEngine
 
-/// Spring keyframes (API §10.1): successive targets carrying position and velocity.
+/// Spring keyframes (docs/authoring.md): successive targets carrying position and velocity.
 final class SpringKeyframeTests: XCTestCase {
     let parameters = SpringParameters.response(0.5, dampingRatio: 0.5)
 

@@ -1,7 +1,7 @@
 import XCTest
 @testable import MotionEngine
 
-/// Wildcard paths and `stagger` (API §10.3) against hand-computed offsets.
+/// Wildcard paths and `stagger` (docs/authoring.md) against hand-computed offsets.
 final class StaggerTests: XCTestCase {
     /// `n` items, each `{"o": 0}`.
     private func items(_ n: Int) -> String { "[" + Array(repeating: #"{"o":0}"#, count: n).joined(separator: ",") + "]" }

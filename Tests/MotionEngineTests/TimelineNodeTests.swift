@@ -1,7 +1,7 @@
 import XCTest
 @testable import MotionEngine
 
-/// `timeline` nodes (API §10.2): positions, labels, nesting, reversing as a time mirror,
+/// `timeline` nodes (docs/authoring.md): positions, labels, nesting, reversing as a time mirror,
 /// repeats, events and `output.schedule`, with hand-computed times.
 final class TimelineNodeTests: XCTestCase {
     /// A 0 → 1 linear tween on `p<index>` with the given placement fields.
@@ -16,7 +16,7 @@ final class TimelineNodeTests: XCTestCase {
     }
 
     func testEveryPositionForm() throws {
-        // Hand-computed [start, end] of each child (API §10.2):
+        // Hand-computed [start, end] of each child (docs/authoring.md):
         let children: [(String, Double, Double, Double)] = [
             (#""#, 1, 0, 1),                                    // c0 default ">": the timeline's start
             (#""at":"<+=0.25","#, 1, 0.25, 1.25),               // c1 c0's start + 0.25
@@ -129,7 +129,7 @@ final class TimelineNodeTests: XCTestCase {
             """#)
         XCTAssertEqual(timeline.duration, 2.5)
         XCTAssertEqual(timeline.values(of: "x"), [0, 5, 10, 0, 5, 10])
-        // B holds 4 until its second start at 1.5 + 0.5 (SEMANTICS §1: before it starts it contributes nothing).
+        // B holds 4 until its second start at 1.5 + 0.5 (docs/timing-and-events.md: before it starts it contributes nothing).
         XCTAssertEqual(timeline.values(of: "y"), [0, 0, 4, 4, 0, 4])
         XCTAssertEqual(timeline.events.filter { $0.motion == "T" }.map { "\($0.kind.rawValue)@\(format($0.time))" },
                        ["started@0", "repeated@1.5", "completed@2.5"])

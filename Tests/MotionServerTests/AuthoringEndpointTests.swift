@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Timelines, staggers, batches and ETags over HTTP (API §10.2–10.5): streams and sessions
+/// Timelines, staggers, batches and ETags over HTTP (docs/authoring.md–10.5): streams and sessions
 /// play them exactly as `/v1/timelines` computes them.
 final class AuthoringEndpointTests: ServerTestCase {
     /// A 2 × 3 grid of dots staggered from the centre, then a labelled timeline.

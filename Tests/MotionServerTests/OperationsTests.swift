@@ -246,7 +246,7 @@ final class ConfigurationErrorTests: XCTestCase {
     }
 }
 
-/// `PUT /v1/sessions/{id}`: a session under an id the client chooses (API §6).
+/// `PUT /v1/sessions/{id}`: a session under an id the client chooses (docs/streams-and-sessions.md).
 final class SessionPutTests: ServerTestCase {
     private let document = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":10,"properties":[{"path":"x","to":100}]}}"#
 

@@ -1,4 +1,4 @@
-"""The `css` and `waapi` exports played in Chromium (API §8.2).
+"""The `css` and `waapi` exports played in Chromium (docs/exports.md).
 
 Each document is exported by the service, loaded into a page (the stylesheet, or the
 `properties`/`style`/`element.animate()` calls of the waapi answer), every animation is paused

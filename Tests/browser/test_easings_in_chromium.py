@@ -4,7 +4,7 @@ and sought to every sample time; the computed values must agree within 1e-6 of t
 (Chromium's eased progress, read from the effect's computed timing)."""
 import pytest
 
-# CSS easing strings the engine accepts verbatim (API.md §3.1), as Chromium reads them.
+# CSS easing strings the engine accepts verbatim (docs/easings.md), as Chromium reads them.
 CSS_EASINGS = [
     "linear", "ease", "ease-in", "ease-out", "ease-in-out",
     "cubic-bezier(0.3, -0.6, 0.7, 1.6)", "cubic-bezier(0.1, 0.7, 1, 0.1)",

@@ -1,4 +1,4 @@
-"""The `lottie` export (API §8.3), checked by its consumers: the answer validates against the
+"""The `lottie` export (docs/exports.md), checked by its consumers: the answer validates against the
 Lottie specification's JSON schema (PyPI `lottie-specs`), and python-lottie (PyPI `lottie`)
 evaluates every animated layer property at every frame and half-way between frames, which
 must equal the timeline's values there within ε (the default ε of docs/exports.md: 1/2,000 of

@@ -41,7 +41,7 @@ def editor_document(page):
 
 
 def as_page_asks(document):
-    """The document as the page posts it: tracks layout with events (API §4)."""
+    """The document as the page posts it: tracks layout with events (docs/documents.md)."""
     copy = json.loads(json.dumps(document))
     copy["output"] = {**copy.get("output", {}), "layout": "tracks", "events": True, "final": False}
     return copy

@@ -1,4 +1,4 @@
-// Workload 1 (PERFORMANCE.md): the spring kernel, b3ll/Motion's own benchmark (seed 003).
+// Workload 1 (Benchmarks/README.md): the spring kernel, b3ll/Motion's own benchmark (seed 003).
 //
 // 5000 springs of 64 lanes each (response 0.5, dampingRatio 0.987, 0 → 320, velocity 0);
 // each iteration advances every lane by one 1/60 s step (iteration k evaluates t = k/60 in

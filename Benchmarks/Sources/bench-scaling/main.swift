@@ -1,4 +1,4 @@
-// Workload 5 (PERFORMANCE.md): how the cost of one request grows.
+// Workload 5 (Benchmarks/README.md): how the cost of one request grows.
 //
 // Each series varies one thing and measures one `/v1/timelines` computation in-process
 // (decode + compile + sample + encode, `Engine.respond`): frames (one track), tracks

@@ -1,4 +1,4 @@
-// Workload 2 (PERFORMANCE.md): timeline throughput.
+// Workload 2 (Benchmarks/README.md): timeline throughput.
 //
 // A 100-track mix of tween, spring and physics nodes (one node per track, all repeating for
 // ever) in one group, sampled at 60 fps over a 60 s window: 3601 frames × 100 tracks ≈

@@ -136,7 +136,7 @@ public struct GroupNode: Sendable {
     public var children: [MotionNode]
     /// With `reverses`: every child finishes its forward leg before any child reverses.
     public var syncsChildren: Bool
-    /// Set for a `timeline` node: where each child starts (API §10.2).
+    /// Set for a `timeline` node: where each child starts (docs/authoring.md).
     public var layout: TimelineLayout? = nil
 }
 
@@ -165,7 +165,7 @@ public struct TweenNode: Sendable {
     /// Additive weight (0…1) when `additive` is true, else nil.
     public var additiveWeight: Double?
     /// A `timing` spec with a spring curve: each property's leg lasts its own rest time
-    /// (SEMANTICS §10), known once its values are resolved.
+    /// (docs/values.md), known once its values are resolved.
     public var springTiming: MotionSpec? = nil
 }
 

@@ -1,4 +1,4 @@
-/// Wildcard paths and `stagger` (API §10.3), applied to nodes once they are decoded: a `*`
+/// Wildcard paths and `stagger` (docs/authoring.md), applied to nodes once they are decoded: a `*`
 /// path becomes one property per element, and a stagger becomes start offsets (a tween's
 /// per-property delays, a group's or timeline's child delays; a staggered physics, spring or
 /// decay node becomes a group of one node per property).

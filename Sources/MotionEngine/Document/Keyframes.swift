@@ -1,4 +1,4 @@
-/// `keyframes` on a tween property (API §10.1): values placed in the leg at `offsets`, each
+/// `keyframes` on a tween property (docs/authoring.md): values placed in the leg at `offsets`, each
 /// segment with its own easing.
 public struct TweenKeyframes: Sendable {
     /// At least two values of one shape; nil first = the current value (implicit start).
@@ -9,7 +9,7 @@ public struct TweenKeyframes: Sendable {
     public var easings: [Easing?]
 }
 
-/// `keyframes` on a spring property (API §10.1): successive targets, the spring carrying its
+/// `keyframes` on a spring property (docs/authoring.md): successive targets, the spring carrying its
 /// position and velocity across every turn.
 public struct SpringKeyframes: Sendable {
     /// At least two values of one shape; nil first = the current value.

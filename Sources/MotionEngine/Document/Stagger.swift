@@ -1,4 +1,4 @@
-/// `stagger` (API §10.3): start offsets spread over the elements of a property list or the
+/// `stagger` (docs/authoring.md): start offsets spread over the elements of a property list or the
 /// children of a group or timeline.
 public struct Stagger: Sendable, Equatable {
     public enum Spread: Sendable, Equatable {
@@ -89,7 +89,7 @@ public struct Stagger: Sendable, Equatable {
         return Stagger(spread: spread, origin: origin, grid: grid, axis: axis, easing: easing, seed: seed)
     }
 
-    /// Each element's distance from the origin (API §10.3); nil (reported) when the origin
+    /// Each element's distance from the origin (docs/authoring.md); nil (reported) when the origin
     /// index or the grid does not fit `count` elements.
     func distances(count n: Int, at pointer: String, _ diagnostics: Diagnostics) -> [Double]? {
         if case .index(let j) = origin, j >= n {

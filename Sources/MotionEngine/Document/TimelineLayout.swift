@@ -1,4 +1,4 @@
-/// Where a `timeline` node places each of its children (API §10.2): a position (`at`) per
+/// Where a `timeline` node places each of its children (docs/authoring.md): a position (`at`) per
 /// child, the labels of the `labels` object, and the labels children give their own start.
 public struct TimelineLayout: Sendable {
     /// What a position is measured from.
@@ -30,7 +30,7 @@ public struct TimelineLayout: Sendable {
     /// Each child's JSON pointer (problems found while placing name the child).
     public var childPointers: [String]
 
-    /// Parses a position: a number, or one of the strings of API §10.2. Nil (with `problem`
+    /// Parses a position: a number, or one of the strings of docs/authoring.md. Nil (with `problem`
     /// set) when it is not one.
     static func parse(_ value: JSON) -> (position: Position?, problem: String?) {
         switch value {

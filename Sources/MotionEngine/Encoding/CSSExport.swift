@@ -1,4 +1,4 @@
-/// The `css` and `waapi` formats (API §8.2): the timeline as CSS keyframes, or as what
+/// The `css` and `waapi` formats (docs/exports.md): the timeline as CSS keyframes, or as what
 /// `element.animate()` takes, from `output.css`
 /// (`{"selector": ".ball", "name": "ball", "declarations": {"transform": "translate({x}px, 0)"}}`).
 ///

@@ -1,4 +1,4 @@
-/// Keyframes for the `css`, `waapi` and `lottie` exports (API §8.2, §8.3), from the shared
+/// Keyframes for the `css`, `waapi` and `lottie` exports (docs/exports.md), from the shared
 /// error-bounded reduction (`KeyframeReducer`).
 ///
 /// The exported value of a declaration or a Lottie property may combine several channels

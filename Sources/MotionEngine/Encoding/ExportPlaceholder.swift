@@ -1,4 +1,4 @@
-/// What a `{path}` placeholder of `output.css` or `output.lottie` names (API §8.2, §8.3): a
+/// What a `{path}` placeholder of `output.css` or `output.lottie` names (docs/exports.md): a
 /// number (a track, a part of a composite value, a colour component, or a property no motion
 /// touches) or a whole colour. Each is an exact function of time built on the timeline's
 /// tracks, so an exporter can evaluate it at any instant.
@@ -150,7 +150,7 @@ struct ExportProblem: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// A declaration template: literal text and `{path}` placeholders (API §8.2).
+/// A declaration template: literal text and `{path}` placeholders (docs/exports.md).
 struct ExportTemplate {
     enum Part {
         case text(String)

@@ -1,4 +1,4 @@
-/// The `lottie` format (API §8.3): a Bodymovin 5.x animation of shape layers (a rectangle or
+/// The `lottie` format (docs/exports.md): a Bodymovin 5.x animation of shape layers (a rectangle or
 /// an ellipse with a fill) whose transform and fill colour follow the timeline, from
 /// `output.lottie` (`{"width", "height", "layers": [{"name", "shape", "size", "fill",
 /// "position", "rotation", "scale", "opacity", "anchor"}]}`).

@@ -169,7 +169,7 @@ public enum TimelineEncoder: TimelineFormatEncoder {
 }
 
 extension TimelineEncoder {
-    /// `"schedule": [{"motion", "start", "end"}]` and `"labels": {name: time}` (API §10.2).
+    /// `"schedule": [{"motion", "start", "end"}]` and `"labels": {name: time}` (docs/authoring.md).
     static func writeSchedule(_ schedule: Timeline.Schedule, into w: inout JSONWriter) {
         w.raw(",\"schedule\":[")
         for (index, node) in schedule.nodes.enumerated() {

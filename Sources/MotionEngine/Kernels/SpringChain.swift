@@ -1,4 +1,4 @@
-/// A spring through successive targets (spring keyframes, API §10.1) on one scalar: segment i
+/// A spring through successive targets (spring keyframes, docs/authoring.md) on one scalar: segment i
 /// is the spring from where segment i − 1 was when it turned, with the velocity it had, toward
 /// target i; it turns after its duration, or when the property's leaves come to rest (then
 /// exactly at the target with velocity 0). From `settle` on the value is the last target.

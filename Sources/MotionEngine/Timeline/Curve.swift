@@ -8,7 +8,7 @@ public indirect enum Curve: Sendable {
     case tween(TweenCurve)
     case dynamic(DynamicCurve)
     case path(PathCurve)
-    /// A tween leg through several keyframes (API §10.1).
+    /// A tween leg through several keyframes (docs/authoring.md).
     case keyframes(KeyframeCurve)
 
     @inline(__always)
@@ -62,7 +62,7 @@ public struct TweenCurve: Sendable {
     }
 
     /// Where a leg from `a` to `b` ends: exactly `b`, or `a + (b−a)·E(1)` for an easing whose
-    /// value at 1 is not 1 (a CSS `linear(…)` whose last stop is not 1; SEMANTICS §2).
+    /// value at 1 is not 1 (a CSS `linear(…)` whose last stop is not 1; docs/easings.md).
     @inline(__always)
     static func end(_ a: Double, _ b: Double, _ easing: Easing) -> Double {
         guard case .piecewiseLinear = easing else { return b }

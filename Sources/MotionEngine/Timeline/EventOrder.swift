@@ -1,4 +1,4 @@
-/// The order of a timeline's events (SEMANTICS §8): by time; at one instant an event comes
+/// The order of a timeline's events (docs/timing-and-events.md): by time; at one instant an event comes
 /// after the event that caused it (a child's `completed` before the parent's `stepped` it
 /// triggers, a parent's `started` before its children's), and events with no causal link
 /// between them come in the pre-order position of their nodes in the document.

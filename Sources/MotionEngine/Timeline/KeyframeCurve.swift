@@ -40,7 +40,7 @@ public struct KeyframeLeg: Sendable {
     }
 
     /// Where the leg ends: the last keyframe, or for a last segment eased by a `linear()`
-    /// that ends off 1, `v + (last − v)·E(1)` (SEMANTICS §2).
+    /// that ends off 1, `v + (last − v)·E(1)` (docs/easings.md).
     public var end: Double {
         let last = values.count - 1
         guard offsets[last - 1] < offsets[last] else { return values[last] }
@@ -49,7 +49,7 @@ public struct KeyframeLeg: Sendable {
 }
 
 /// A tween property with keyframes on one scalar: the forward leg through them, the reverse
-/// leg back, cycled by the node's timing (SEMANTICS §1).
+/// leg back, cycled by the node's timing (docs/timing-and-events.md).
 public struct KeyframeCurve: Sendable {
     public var forward: KeyframeLeg
     public var reverse: KeyframeLeg

@@ -1,4 +1,4 @@
-/// `timeline` nodes (API §10.2): children placed by position and label.
+/// `timeline` nodes (docs/authoring.md): children placed by position and label.
 extension Scheduler {
     /// Plays a timeline: each cycle places the children one after another by their positions,
     /// as soon as what a position refers to is known. A child's start and its labels are
@@ -245,7 +245,7 @@ struct ScheduleRecorder {
 }
 
 extension Timeline {
-    /// The resolved schedule (`output.schedule`, API §10.2).
+    /// The resolved schedule (`output.schedule`, docs/authoring.md).
     public struct Schedule: Sendable {
         public var nodes: [(motion: String, start: Double, end: Double?)]
         public var labels: [(name: String, time: Double)]

@@ -19,7 +19,7 @@ final class Scheduler {
     private(set) var builder: TrackBuilder
     private(set) var events: [TimelineEvent] = []
     /// For each event: its node's pre-order position, and the index of the event at the same
-    /// instant that caused it (−1 for none). `EventOrder` sorts by them (SEMANTICS §8).
+    /// instant that caused it (−1 for none). `EventOrder` sorts by them (docs/timing-and-events.md).
     private(set) var eventOrders: [Int] = []
     private(set) var eventCauses: [Int] = []
     /// The time of the running action, and the last event in its causal chain (−1 for none).

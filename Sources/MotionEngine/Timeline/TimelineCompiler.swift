@@ -34,7 +34,7 @@ public struct TimelineCompiler: Sendable {
         let builder = scheduler.builder
         let frameCount = try countFrames(window: window, fps: document.fps, tracks: builder.tracks.count)
         let lower = window.start - timeEpsilon, upper = window.end + timeEpsilon
-        // By time; at one instant causes first, otherwise document order (SEMANTICS §8).
+        // By time; at one instant causes first, otherwise document order (docs/timing-and-events.md).
         let events = EventOrder.sorted(scheduler.events, orders: scheduler.eventOrders, causes: scheduler.eventCauses)
             .filter { $0.time >= lower && $0.time <= upper }
 

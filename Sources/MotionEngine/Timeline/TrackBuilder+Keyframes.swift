@@ -1,4 +1,4 @@
-/// Keyframed properties (API §10.1): every keyframe decomposed into the same scalar leaves as
+/// Keyframed properties (docs/authoring.md): every keyframe decomposed into the same scalar leaves as
 /// `from`/`to` are (numbers, composites, colours, one colour component), with the first
 /// (null) keyframe read from the current value at the start.
 extension TrackBuilder {
@@ -137,7 +137,7 @@ extension TrackBuilder {
         var homeward: [(track: Int, curve: Curve, duration: Double, blending: Blending)] = []
         for item in leaves {
             var values = item.values
-            // An additive motion's start is rebased like a tween's `from` (SEMANTICS §8).
+            // An additive motion's start is rebased like a tween's `from` (docs/timing-and-events.md).
             values[0] = rebase(item.leaf, blending)
             let forward = KeyframeLeg(values: values, offsets: keyframes.offsets, easings: easings)
             let reverse = forward.reversed(easing: reverseEasing)

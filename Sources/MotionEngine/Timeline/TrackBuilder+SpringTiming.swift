@@ -1,4 +1,4 @@
-/// A tween timed by a motion-interchange spec with a `spring` curve (SEMANTICS §10): the
+/// A tween timed by a motion-interchange spec with a `spring` curve (docs/values.md): the
 /// property's leg is the spring from its start to its end value, with
 /// v0 = `initialVelocity` × (to − from), and lasts the spring node's rest time for it
 /// (`restDelta` = `restSpeed` = 0.01 in the property's own units; all of a composite's
