@@ -1,7 +1,7 @@
 import XCTest
 @testable import MotionEngine
 
-/// The css, waapi and lottie encoders (docs/exports.md, §8.3) in the engine: keyframe counts, jumps,
+/// The css, waapi and lottie encoders (docs/exports.md) in the engine: keyframe counts, jumps,
 /// the Hermite-to-Lottie handle conversion against the exact curve, and placeholder problems.
 /// Chromium and python-lottie check the same answers in Tests/browser.
 final class WebExportTests: XCTestCase {

@@ -141,7 +141,7 @@ public enum TimelineEncoder: TimelineFormatEncoder {
     }
 
     /// An event object. The stream form starts with `"event": type`; the response form has
-    /// `"type"` (docs/documents.md, §5).
+    /// `"type"` (docs/streams-and-sessions.md).
     public static func writeEvent(_ event: TimelineEvent, frame: Int, streamForm: Bool, into w: inout JSONWriter) {
         if streamForm {
             w.raw("{\"event\":")
