@@ -97,7 +97,8 @@ else:
 log "serving after ${startup_seconds} s (podman run until /healthz answers); the server listened ${server_startup} ms after the container started"
 
 # ------------------------------------------------------------------------ checks
-[ "$(curl -s "$URL/healthz")" = '{"status":"ok"}' ] || fail "/healthz body"
+# The same health answer as the host binary's (status and version).
+[ "$(curl -s "$URL/healthz")" = "$(printf '{"status":"ok","version":"%s"}' "$("$BINARY" --version)")" ] || fail "/healthz body: $(curl -s "$URL/healthz")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] || fail "/readyz"
 
 DOC='{"fps":30,"target":{"x":0,"tint":"#336699"},"motion":{"type":"group","children":[
