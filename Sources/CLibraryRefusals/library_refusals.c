@@ -21,12 +21,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/socket.h>
-#include <stdarg.h>
 #include <microhttpd.h>
 
 #include "library_refusals.h"
@@ -36,10 +32,6 @@ typedef enum MHD_Result (*queue_fn)(struct MHD_Connection *, unsigned int, struc
 
 static _Thread_local struct MHD_Response *pending_page;  // the library's page being made
 static _Thread_local const char *pending_text;           // its HTML constant
-static atomic_ulong rewritten;
-
-unsigned long motion_library_refusals_rewritten(void) { return atomic_load(&rewritten); }
-
 static create_fn real_create(void) {
     static _Atomic(create_fn) cached;
     create_fn fn = atomic_load(&cached);
@@ -128,6 +120,5 @@ enum MHD_Result MHD_queue_response(struct MHD_Connection *connection, unsigned i
     MHD_add_response_header(problem, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result result = real_queue()(connection, status_code, problem);
     MHD_destroy_response(problem);  // the connection holds its own reference
-    if (result == MHD_YES) atomic_fetch_add(&rewritten, 1);
     return result;
 }

@@ -1,4 +1,3 @@
-import CLibraryRefusals
 import CMicroHTTPD
 import Foundation
 import Logging

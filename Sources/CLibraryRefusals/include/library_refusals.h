@@ -1,8 +1,7 @@
 #ifndef MOTION_LIBRARY_REFUSALS_H
 #define MOTION_LIBRARY_REFUSALS_H
 
-/// How many of libmicrohttpd's own refusals have been rewritten as problem+json since start
-/// (tests read it to know the rewrite is in effect in their process).
-unsigned long motion_library_refusals_rewritten(void);
+// library_refusals.c defines MHD_create_response_from_buffer and MHD_queue_response, which
+// libmicrohttpd's own error path binds to (see that file); there is nothing to call here.
 
 #endif

@@ -37,7 +37,12 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The value at this path in `root`, if there is one.
     public func lookup(in root: JSONObject) -> JSON? {
-        var current = JSON.object(root)
+        lookup(inValue: .object(root))
+    }
+
+    /// The value at this path inside any JSON value (objects by key, arrays by index).
+    public func lookup(inValue value: JSON) -> JSON? {
+        var current = value
         for segment in segments {
             switch current {
             case .object(let object):

@@ -60,7 +60,7 @@ struct ExportResolver {
                     (output.colour { tracks[$0].value(at: t) } ?? Colour(red: 0, green: 0, blue: 0))[component]
                 }, hints: hints, isConstant: false)))
             case .value(let template, let leaves):
-                guard let node = Self.walk(template, rest) else {
+                guard let node = PropertyPath(segments: rest).lookup(inValue: template) else {
                     return .failure(ExportProblem("'\(path)' names no property of the document"))
                 }
                 guard case .number(let constant) = node else {
@@ -124,23 +124,6 @@ struct ExportResolver {
                 clamp01((output.colour { tracks[$0].value(at: t) } ?? Colour(red: 0, green: 0, blue: 0))[component])
             }, hints: hints, isConstant: false)
         }
-    }
-
-    static func walk(_ node: JSON, _ path: [String]) -> JSON? {
-        var current = node
-        for segment in path {
-            switch current {
-            case .object(let object):
-                guard let next = object[segment] else { return nil }
-                current = next
-            case .array(let items):
-                guard let index = Int(segment), items.indices.contains(index) else { return nil }
-                current = items[index]
-            default:
-                return nil
-            }
-        }
-        return current
     }
 }
 

@@ -341,13 +341,3 @@ struct TrackBuilder {
         }
     }
 }
-
-extension PropertyPath {
-    /// Looks the path up inside an arbitrary JSON value (not only an object root).
-    func lookup(inValue value: JSON) -> JSON? {
-        if segments.isEmpty { return value }
-        var wrapper = JSONObject()
-        wrapper["_"] = value
-        return PropertyPath(segments: ["_"] + segments).lookup(in: wrapper)
-    }
-}
