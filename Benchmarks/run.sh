@@ -12,7 +12,7 @@
 # BENCH_STREAM_SECONDS=10 BENCH_STREAM_RUNS=3 Benchmarks/run.sh),
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
 # profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling exports
-# http streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
+# http instructions streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
 # full run of everything, Benchmarks/out/RESULTS.partial.md for a BENCH_ONLY subset,
 # Benchmarks/out/RESULTS.quick.md for a quick one).
 #
@@ -44,7 +44,7 @@ fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
 PROFILE="${BENCH_PROFILE:-1}"
-ONLY="${BENCH_ONLY:-kernel timeline scaling exports http streams}"
+ONLY="${BENCH_ONLY:-kernel timeline scaling exports http instructions streams}"
 SWIFT="${SWIFT:-swift}"
 export BENCH_RUNS="$RUNS"
 [ -n "$QUICK" ] && export BENCH_QUICK=1
@@ -340,7 +340,7 @@ EOF
   fi
   echo "nginx pid $NGINX_PID on 127.0.0.1:$NGINX_PORT serves the same $(wc -c < "$OUT/small-response.json") bytes"
 
-  wrk_run() {  # wrk_run <key> <url> <seconds>
+  wrk_run() {  # wrk_run <key> <url> <seconds>   (WRK_SAME_DOCUMENT / WRK_IF_NONE_MATCH pass through)
     WRK_BODY_FILE="$OUT/small.json" "${LOAD_PIN[@]}" wrk -t"$LOAD_THREADS" -c"$WRK_CONNECTIONS" -d"$3"s \
       -s "$BENCH/scripts/wrk-post.lua" "$2" > "$TMP/wrk.txt" 2>&1 || true
     cat "$TMP/wrk.txt" >> "$OUT/http.log"
@@ -360,6 +360,17 @@ EOF
     check_server "wrk run $run"
     MOTION_URL="http://127.0.0.1:$SERVER_PORT/v1/timelines"
   done
+  # Cached, reported separately: the identical document with If-None-Match carrying its
+  # ETag, answered 304 without computing (no goal; the goal above is for distinct documents).
+  ETAG="$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' --data-binary @"$OUT/small.json" \
+          "$MOTION_URL" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')"
+  if [ -n "$ETAG" ]; then
+    for run in $(seq 1 "$RUNS"); do
+      WRK_SAME_DOCUMENT=1 WRK_IF_NONE_MATCH="$ETAG" wrk_run http.cached "$MOTION_URL" "$WRK_SECONDS"
+      check_server "cached wrk run $run"
+      MOTION_URL="http://127.0.0.1:$SERVER_PORT/v1/timelines"
+    done
+  fi
   if [ -n "$HAVE_PERF" ]; then
     echo "profiling motion-server under wrk"
     WRK_BODY_FILE="$OUT/small.json" "${LOAD_PIN[@]}" wrk -t"$LOAD_THREADS" -c"$WRK_CONNECTIONS" -d"$(( WRK_SECONDS + 2 ))"s \
@@ -376,6 +387,20 @@ EOF
   wait "$NGINX_PID" 2>/dev/null || true
   forget "$NGINX_PID"
   stop_server
+fi
+
+# --- 7. instructions per request (callgrind) ------------------------------------------------
+# Counts that do not move with machine noise: motion-server, the minimal libmicrohttpd server
+# (c/mhd_minimal.c) and nginx answering the same bytes; per sample for 100 tracks.
+if wants instructions; then
+  if command -v valgrind >/dev/null; then
+    log "7. instructions per request (callgrind): motion-server, minimal libmicrohttpd server, nginx"
+    gcc -O2 -Wall -o "$OUT/bin/mhd_minimal" "$BENCH/c/mhd_minimal.c" -lmicrohttpd -lpthread
+    python3 "$BENCH/scripts/instructions.py" --server "$SERVER_BIN" --minimal "$OUT/bin/mhd_minimal" \
+      --out "$OUT" 2>&1 | tee -a "$OUT/instructions.log"
+  else
+    echo "NOTE instructions: valgrind is not installed; no instruction counts" >> "$SAMPLES"
+  fi
 fi
 
 # --- 4. live streams -----------------------------------------------------------------------------
