@@ -17,11 +17,13 @@ public enum RequestTag {
     /// `kind` separates endpoints whose answers differ for the same body.
     public static func tag(for request: JSON, kind: String, engineVersion: String = RequestTag.engineVersion) -> String {
         var hash = FNV1a128()
-        hash.add(Array(engineVersion.utf8))
-        hash.add([0])
-        hash.add(Array(kind.utf8))
-        hash.add([0])
-        hash.add(canonical(request))
+        hash.add(engineVersion.utf8)
+        hash.add(CollectionOfOne(0))
+        hash.add(kind.utf8)
+        hash.add(CollectionOfOne(0))
+        var w = JSONWriter(capacity: 1024)
+        write(request, ordered: false, into: &w)
+        hash.add(w.bytes)
         return "\"" + hash.hex + "\""
     }
 
@@ -37,17 +39,39 @@ public enum RequestTag {
         return w.bytes
     }
 
-    static let orderedKeys: Set<String> = ["target", "from", "to", "keyframes", "labels"]
+    /// The keys under which order is kept (`target`, `from`, `to`, `keyframes`, `labels`),
+    /// compared as bytes rather than hashed into a `Set`.
+    static func keepsOrder(_ key: String) -> Bool {
+        switch key.utf8.count {
+        case 2: return key == "to"
+        case 4: return key == "from"
+        case 6: return key == "target" || key == "labels"
+        case 9: return key == "keyframes"
+        default: return false
+        }
+    }
 
+    /// Keys are sorted by their UTF-8 bytes compared in place (before: an `Array` of each
+    /// key's bytes for every comparison, and a `Set` lookup for every key).
     private static func write(_ json: JSON, ordered: Bool, into w: inout JSONWriter) {
         switch json {
         case .object(let object):
             w.byte(UInt8(ascii: "{"))
-            let keys = ordered ? object.keys : object.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-            for (index, key) in keys.enumerated() {
-                if index > 0 { w.byte(UInt8(ascii: ",")) }
-                w.key(key)
-                write(object[key]!, ordered: ordered || orderedKeys.contains(key), into: &w)
+            let pairs = object.pairs
+            if ordered || pairs.count < 2 {
+                for (index, pair) in pairs.enumerated() {
+                    if index > 0 { w.byte(UInt8(ascii: ",")) }
+                    w.key(pair.key)
+                    write(pair.value, ordered: ordered || keepsOrder(pair.key), into: &w)
+                }
+            } else {
+                let order = pairs.indices.sorted { pairs[$0].key.utf8.lexicographicallyPrecedes(pairs[$1].key.utf8) }
+                for (index, position) in order.enumerated() {
+                    if index > 0 { w.byte(UInt8(ascii: ",")) }
+                    let pair = pairs[position]
+                    w.key(pair.key)
+                    write(pair.value, ordered: keepsOrder(pair.key), into: &w)
+                }
             }
             w.byte(UInt8(ascii: "}"))
         case .array(let items):
@@ -90,23 +114,39 @@ public struct FNV1a128: Sendable {
     public init() {}
 
     public mutating func add(_ bytes: [UInt8]) {
-        for byte in bytes {
-            low ^= UInt64(byte)
-            // x · (2^88 + 0x13b) = x · 0x13b + (x << 88), modulo 2^128.
-            let product = low.multipliedFullWidth(by: 0x13b)
-            let newHigh = high &* 0x13b &+ product.high &+ (low << 24)
-            low = product.low
-            high = newHigh
+        bytes.withUnsafeBufferPointer { add(bytes: $0) }
+    }
+
+    public mutating func add<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+        if bytes.withContiguousStorageIfAvailable({ add(bytes: $0) }) == nil {
+            for byte in bytes { add(byte: byte) }
         }
+    }
+
+    private mutating func add(bytes: UnsafeBufferPointer<UInt8>) {
+        for byte in bytes { add(byte: byte) }
+    }
+
+    @inline(__always)
+    private mutating func add(byte: UInt8) {
+        low ^= UInt64(byte)
+        // x · (2^88 + 0x13b) = x · 0x13b + (x << 88), modulo 2^128.
+        let product = low.multipliedFullWidth(by: 0x13b)
+        let newHigh = high &* 0x13b &+ product.high &+ (low << 24)
+        low = product.low
+        high = newHigh
     }
 
     /// 32 lower-case hex digits, most significant first.
     public var hex: String {
-        func digits(_ v: UInt64) -> String {
-            let text = String(v, radix: 16)
-            return String(repeating: "0", count: 16 - text.count) + text
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 32) { out in
+            for i in 0..<16 {
+                out[i] = digits.utf8Start[Int((high >> UInt64(60 - 4 * i)) & 0xF)]
+                out[16 + i] = digits.utf8Start[Int((low >> UInt64(60 - 4 * i)) & 0xF)]
+            }
+            return 32
         }
-        return digits(high) + digits(low)
     }
 }
 

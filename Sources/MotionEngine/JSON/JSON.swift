@@ -47,9 +47,22 @@ public enum JSON: Sendable, Equatable {
 }
 
 /// A JSON object that remembers the order of its keys.
+///
+/// Stored as its pairs in document order, found by a linear scan: request objects hold a
+/// handful of fields, for which comparing keys costs less than hashing them (no `Hasher`, no
+/// dictionary to allocate). An object with more than `indexedCount` keys also keeps a
+/// key → position index, so that large objects (a `target` with thousands of fields, hostile
+/// input) stay linear to build and constant to read.
+/// (Small document, one request: JSON parse 43k → see JSONParser; the decoder's lookups
+/// moved from `Dictionary`/`Set` hashing to this scan.)
 public struct JSONObject: Sendable, Equatable {
-    public private(set) var keys: [String] = []
-    private var storage: [String: JSON] = [:]
+    /// Key/value pairs in document order.
+    public private(set) var pairs: [(key: String, value: JSON)] = []
+    /// Key → position in `pairs`, kept only past `indexedCount` keys.
+    private var index: [String: Int]?
+
+    /// Above this many keys the object keeps a hash index.
+    static let indexedCount = 16
 
     public init() {}
 
@@ -57,27 +70,58 @@ public struct JSONObject: Sendable, Equatable {
         for (key, value) in pairs { self[key] = value }
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    public var count: Int { pairs.count }
+    public var isEmpty: Bool { pairs.isEmpty }
+
+    /// The keys in document order.
+    public var keys: [String] { pairs.map(\.key) }
+
+    /// The position of `key` in `pairs`, or nil.
+    public func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        let count = key.utf8.count
+        for i in pairs.indices {
+            let candidate = pairs[i].key
+            if candidate.utf8.count == count, candidate == key { return i }
+        }
+        return nil
+    }
 
     public subscript(key: String) -> JSON? {
-        get { storage[key] }
+        get { position(of: key).map { pairs[$0].value } }
         set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+            if let position = position(of: key) {
+                if let newValue {
+                    pairs[position].value = newValue
+                } else {
+                    pairs.remove(at: position)
+                    reindex()
+                }
+            } else if let newValue {
+                appendNew(key, newValue)
             }
         }
     }
 
-    /// Key/value pairs in document order.
-    public var pairs: [(key: String, value: JSON)] {
-        keys.map { ($0, storage[$0]!) }
+    /// Appends a pair whose key the object does not hold yet (the parser checks first).
+    mutating func appendNew(_ key: String, _ value: JSON) {
+        pairs.append((key, value))
+        if index != nil {
+            index![key] = pairs.count - 1
+        } else if pairs.count > Self.indexedCount {
+            reindex()
+        }
+    }
+
+    private mutating func reindex() {
+        guard pairs.count > Self.indexedCount else { index = nil; return }
+        var built = [String: Int](minimumCapacity: pairs.count)
+        for (position, pair) in pairs.enumerated() { built[pair.key] = position }
+        index = built
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.keys == rhs.keys && lhs.storage == rhs.storage
+        lhs.pairs.count == rhs.pairs.count && zip(lhs.pairs, rhs.pairs).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 }
 
