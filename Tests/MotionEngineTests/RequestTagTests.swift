@@ -66,4 +66,19 @@ final class RequestTagTests: XCTestCase {
             XCTAssertEqual(RequestTag.tag(for: json, kind: item.kind, engineVersion: version), "\"\(item.tag)\"", "case \(index)")
         }
     }
+
+    /// The canonical walk writes strings as `JSONWriter` does (every control byte, quotes,
+    /// backslashes, non-ASCII), and sorts objects of any size by their keys' bytes.
+    func testCanonicalStringsAndLargeObjects() throws {
+        let text = String((0..<0x80).map { Character(Unicode.Scalar(UInt8($0))) }) + "é😀/~"
+        XCTAssertEqual(RequestTag.canonical(.string(text)), JSON.string(text).serialized)
+        XCTAssertEqual(RequestTag.canonical(.object(JSONObject([(text, .null)]))), JSON.object(JSONObject([(text, .null)])).serialized)
+        for count in [2, 16, 17, 40] {
+            let keys = (0..<count).map { "key\($0 * 7919 % 1000)é" }
+            let object = JSONObject(keys.map { ($0, JSON.number(1)) })
+            let sorted = keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            let expected = "{" + sorted.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            XCTAssertEqual(String(decoding: RequestTag.canonical(.object(object)), as: UTF8.self), expected, "\(count) keys")
+        }
+    }
 }

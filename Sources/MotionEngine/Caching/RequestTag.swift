@@ -26,7 +26,7 @@ public enum RequestTag {
         walk.sink.add(kind.utf8)
         walk.sink.add(byte: 0)
         walk.write(request, ordered: false)
-        return "\"" + walk.sink.hex + "\""
+        return walk.sink.quotedHex
     }
 
     /// The request as the engine sees it, written one way: no insignificant whitespace,
@@ -105,14 +105,24 @@ public struct FNV1a128: Sendable {
     }
 
     /// 32 lower-case hex digits, most significant first.
-    public var hex: String {
+    public var hex: String { digits(quoted: false) }
+
+    /// `hex` in double quotes, as an entity tag is written.
+    public var quotedHex: String { digits(quoted: true) }
+
+    private func digits(quoted: Bool) -> String {
         let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 32) { out in
+        let first = quoted ? 1 : 0
+        return String(unsafeUninitializedCapacity: 32 + 2 * first) { out in
             for i in 0..<16 {
-                out[i] = digits.utf8Start[Int((high >> UInt64(60 - 4 * i)) & 0xF)]
-                out[16 + i] = digits.utf8Start[Int((low >> UInt64(60 - 4 * i)) & 0xF)]
+                out[first + i] = digits.utf8Start[Int((high >> UInt64(60 - 4 * i)) & 0xF)]
+                out[first + 16 + i] = digits.utf8Start[Int((low >> UInt64(60 - 4 * i)) & 0xF)]
             }
-            return 32
+            if quoted {
+                out[0] = UInt8(ascii: "\"")
+                out[33] = UInt8(ascii: "\"")
+            }
+            return 32 + 2 * first
         }
     }
 }
@@ -154,13 +164,32 @@ struct CanonicalWalk<Sink: CanonicalSink> {
                     write(pair.value, ordered: ordered || RequestTag.keepsOrder(pair.key))
                 }
             } else {
-                // Sort positions, comparing the keys' bytes in place.
-                let order = pairs.indices.sorted { pairs[$0].key.utf8.lexicographicallyPrecedes(pairs[$1].key.utf8) }
-                for (index, position) in order.enumerated() {
-                    if index > 0 { sink.add(byte: UInt8(ascii: ",")) }
-                    let pair = pairs[position]
-                    key(pair.key)
-                    write(pair.value, ordered: RequestTag.keepsOrder(pair.key))
+                // Positions sorted by the keys' bytes, compared in place: by insertion into a
+                // stack buffer for the usual handful of keys, by `sorted` past 16 (insertion
+                // sort is quadratic, and input reaches the count).
+                func precedes(_ a: Int, _ b: Int) -> Bool { pairs[a].key.utf8.lexicographicallyPrecedes(pairs[b].key.utf8) }
+                let writeSorted = { (walk: inout CanonicalWalk, order: UnsafeBufferPointer<Int>) in
+                    for (index, position) in order.enumerated() {
+                        if index > 0 { walk.sink.add(byte: UInt8(ascii: ",")) }
+                        let pair = pairs[position]
+                        walk.key(pair.key)
+                        walk.write(pair.value, ordered: RequestTag.keepsOrder(pair.key))
+                    }
+                }
+                if pairs.count <= 16 {
+                    withUnsafeTemporaryAllocation(of: Int.self, capacity: pairs.count) { order in
+                        for position in pairs.indices {
+                            var slot = position
+                            while slot > 0, precedes(position, order[slot - 1]) {
+                                order[slot] = order[slot - 1]
+                                slot -= 1
+                            }
+                            order[slot] = position
+                        }
+                        writeSorted(&self, UnsafeBufferPointer(order))
+                    }
+                } else {
+                    pairs.indices.sorted(by: precedes).withUnsafeBufferPointer { writeSorted(&self, $0) }
                 }
             }
             sink.add(byte: UInt8(ascii: "}"))
@@ -185,7 +214,7 @@ struct CanonicalWalk<Sink: CanonicalSink> {
         sink.add(bytes: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    private mutating func key(_ text: String) {
+    mutating func key(_ text: String) {
         string(text)
         sink.add(byte: UInt8(ascii: ":"))
     }
