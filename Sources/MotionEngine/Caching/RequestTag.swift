@@ -18,7 +18,7 @@ public enum RequestTag {
     ///
     /// The canonical form is hashed while it is walked (`CanonicalWalk` into the hash): no
     /// buffer of the whole form, no `Array` of each key's bytes per comparison when sorting.
-    /// (Small document, callgrind, release: RequestTag 37,000 → about 6,000 instructions.)
+    /// (Small document, callgrind, release: RequestTag 37,000 → 10,400 instructions a request.)
     public static func tag(for request: JSON, kind: String, engineVersion: String = RequestTag.engineVersion) -> String {
         var walk = CanonicalWalk(sink: FNV1a128())
         walk.sink.add(engineVersion.utf8)

@@ -38,7 +38,8 @@ extension Easing {
     /// Every plain name spelled exactly (`linear`, the Penner names, the CSS keywords in
     /// lower case) with its easing, every one of them tame: `decode` answers these from one
     /// lookup instead of `parse`'s character scans and `isTame`'s check.
-    /// (Small document, `"quadratic.inOut"`: `Easing.decode` 12,700 → about 300 instructions.)
+    /// (Small document, `"quadratic.inOut"`: `Easing.decode` 12,700 → about 700 instructions.
+    /// The table costs ~1.9M instructions once, on first use: the tameness of six curves.)
     static let plainNames: [String: Easing] = {
         var table: [String: Easing] = [:]
         for name in ["linear"] + pennerNames + cssKeywords {

@@ -300,7 +300,7 @@ private struct Cursor {
     /// exponent, as `strtod` reads it: the digits as an integer (exact below 2^53) divided by an
     /// exact power of ten is one correctly rounded operation, so the result is the same double
     /// (Clinger's fast path). Nil for anything else, which goes to `strtod`.
-    /// (Small document: strtod's ~600 instructions a number → ~60.)
+    /// (callgrind: strtod ~470 instructions for a short literal such as `320` → ~90.)
     func exactDecimal(_ start: Int, _ length: Int) -> Double? {
         var i = start
         let end = start + length
