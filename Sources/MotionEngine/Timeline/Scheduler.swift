@@ -715,7 +715,8 @@ final class Play {
 /// Its own binary heap rather than `MinHeap<Action>` and a comparison closure: the order is
 /// compared inline, and a popped `Action` is moved out rather than copied and destroyed
 /// through generic value witnesses. The order is total (the insertion number is unique), so
-/// actions come out exactly as before.
+/// actions come out exactly as before. (Small document: Scheduler.run 36,900 → 36,400
+/// instructions a request; most of what is left is the closures' captures and TrackBuilder.)
 struct ActionQueue {
     struct Action {
         var time: Double
