@@ -502,7 +502,7 @@ def main():
         out.append("")
 
     if session_levels:
-        out.append("### Watchers over live sessions")
+        out.append("## 4b. Watchers over live sessions")
         out.append("")
         out.append("`c/stream_load.c -S`: the client creates the sessions (`POST /v1/sessions?speed=1`, the same tween lasting "
                    f"{args.stream_seconds} s + the time the watchers take to connect + 1 s), then opens the watchers "
@@ -525,7 +525,7 @@ def main():
         out.append("")
 
     if max_motion_rows or max_floor_rows:
-        out.append("### The most streams one server core holds")
+        out.append("## 4c. The most streams one server core holds")
         out.append("")
         out.append(f"Short runs ({args.max_seconds} s) at rising levels, one per level, each server in turn, until a level misses "
                    "≥ 99.9 % of the frames delivered or p99 lateness < 16.7 ms. Held: the highest level met with every lower "
