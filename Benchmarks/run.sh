@@ -12,7 +12,7 @@
 # BENCH_STREAM_SECONDS=10 BENCH_STREAM_RUNS=3 Benchmarks/run.sh),
 # BENCH_SESSION_WATCHERS (1000; quick 200) and BENCH_SESSIONS (100; quick 20): the sessions part
 # of the streams workload, watchers spread over live sessions, alternating with the floor
-# (alone: BENCH_ONLY=sessions), BENCH_MAX_LEVELS ("1000 1500 2000 2500 3000") and
+# (alone: BENCH_ONLY=sessions), BENCH_MAX_LEVELS ("500 1000 1500 2000 2500 3000") and
 # BENCH_MAX_SECONDS (8): the search for the most streams one server core holds (full run, or
 # alone: BENCH_ONLY=maxstreams),
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
@@ -51,7 +51,7 @@ else
   [ -n "${BENCH_ONLY:-}" ] && RESULTS="${BENCH_RESULTS:-$BENCH/out/RESULTS.partial.md}"
 fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
-MAX_LEVELS="${BENCH_MAX_LEVELS:-1000 1500 2000 2500 3000}"
+MAX_LEVELS="${BENCH_MAX_LEVELS:-500 1000 1500 2000 2500 3000}"
 MAX_SECONDS="${BENCH_MAX_SECONDS:-8}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
 PROFILE="${BENCH_PROFILE:-1}"

@@ -531,8 +531,9 @@ def main():
                    "≥ 99.9 % of the frames delivered or p99 lateness < 16.7 ms. Held: the highest level met with every lower "
                    "one met. One run per level on a shared machine: a guide, not a bound.")
         out.append("")
-        out.append(f"- motion-server: **{max_motion if max_motion is not None else 'none'}** streams; "
-                   f"the floor: **{max_floor if max_floor is not None else 'none'}** streams")
+        def held(level):
+            return f"**{level}** streams" if level is not None else "**no level** met (not even the lowest)"
+        out.append(f"- motion-server: {held(max_motion)}; the floor: {held(max_floor)}")
         out.append("")
         out.append("| server | streams | delivered ÷ due | p99 lateness ms | server CPU % | met |")
         out.append("|---|---|---|---|---|---|")
