@@ -28,7 +28,8 @@
  * the end, then the end line. Due: per watcher, that first frame, every grid frame after
  * it and the end frame (the session's end; frames a watcher cannot have had are not
  * counted). Lateness is measured as for streams, but against the session's start, the
- * earliest (arrival - time) over all the watchers of the session (they share one clock).
+ * earliest (arrival - time) over all the watchers of the session (they share one clock),
+ * leaving out each watcher's first frame (due when it joined, not on the schedule).
  * The SAMPLE line's key defaults to session.N; the figures are the same as for streams.
  *
  * Usage: stream_load -p PORT [-h 127.0.0.1] [-n STREAMS] [-d SECONDS] [-f FPS]
@@ -522,14 +523,18 @@ int main(int argc, char **argv) {
     uint64_t *first = malloc(((size_t)streams + 1) * sizeof(uint64_t));
     size_t m = 0, firsts = 0, late_frames = 0;
     uint64_t interval_ns = (uint64_t)(1e9 / fps);
-    /* Session mode: one start per session, the earliest over its watchers. */
+    /* Session mode: one start per session, the earliest over its watchers. A watcher's first
+     * frame is the session's frame at the moment it joined, due then and not on the session's
+     * schedule (a watcher that joins before the clock's first tick gets time 0 early), so it
+     * is left out of the start and of the lateness (it is counted as delivered). */
     int64_t *session_base = NULL;
+    size_t skip = session_count ? 1 : 0;
     if (session_count) {
         session_base = malloc((size_t)session_count * sizeof(int64_t));
         for (long j = 0; j < session_count; j++) session_base[j] = INT64_MAX;
         for (long i = 0; i < streams; i++) {
             struct stream *s = &all[i];
-            for (size_t k = 0; k < s->frames; k++)
+            for (size_t k = 1; k < s->frames; k++)
                 if (s->offsets[k] < session_base[s->session]) session_base[s->session] = s->offsets[k];
         }
     }
@@ -549,7 +554,7 @@ int main(int argc, char **argv) {
         int64_t base = s->offsets[0];
         for (size_t k = 1; k < s->frames; k++) if (s->offsets[k] < base) base = s->offsets[k];
         if (session_count) base = session_base[s->session];
-        for (size_t k = 0; k < s->frames; k++) {
+        for (size_t k = skip; k < s->frames; k++) {
             int64_t late = s->offsets[k] - base;
             lateness[m++] = late;
             if ((uint64_t)late > interval_ns) late_frames++;
