@@ -34,8 +34,8 @@ public struct FrameStreamEncoder: Sendable {
     public mutating func writeNext(into bytes: inout [UInt8]) {
         // The writer takes the caller's buffer (reused from frame to frame by the stream): a
         // buffer of its own would be allocated and freed on every frame for nothing.
-        // Under callgrind (40 streams, 60 fps, 4 s; Benchmarks/README.md, "Streams vs the
-        // floor"): writeNext 3,803 → 3,486 instructions a frame.
+        // Under callgrind (40 streams, 60 fps, 4 s; Benchmarks/README.md, "Session
+        // watchers, the frame writer"): writeNext 3,803 → 3,486 instructions a frame.
         var w = JSONWriter(capacity: 0)
         swap(&w.bytes, &bytes)
         defer { swap(&w.bytes, &bytes) }
