@@ -46,10 +46,10 @@ struct RequestHead: Sendable {
         let encodings = fields.filter { Self.named($0, "transfer-encoding") }
         let lengths = fields.filter { Self.named($0, "content-length") }
             .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { Self.trimmingWhitespace($0) }
         if !encodings.isEmpty {
             let codings = encodings.flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .map { Self.trimmingWhitespace($0).lowercased() }
             guard codings == ["chunked"] else {
                 return ProblemDetails(status: 501, type: "/problems/not-implemented", title: "Not implemented",
                                       detail: "Transfer-Encoding '\(Self.printable(encodings.map(\.value).joined(separator: ", ")))' is not supported; only chunked is")
@@ -58,7 +58,7 @@ struct RequestHead: Sendable {
                 return .badRequest("a request must not carry both Content-Length and Transfer-Encoding")
             }
         }
-        if Set(lengths).count > 1 {
+        if lengths.count > 1, Set(lengths).count > 1 {
             return .badRequest("conflicting Content-Length headers")
         }
         if let text = lengths.first {
@@ -75,7 +75,7 @@ struct RequestHead: Sendable {
     /// Whether the head announces a body (a Content-Length above 0, or chunked).
     var expectsBody: Bool {
         fields.contains { field in
-            (Self.named(field, "content-length") && field.value.trimmingCharacters(in: .whitespaces) != "0")
+            (Self.named(field, "content-length") && Self.trimmingWhitespace(field.value[...]) != "0")
                 || Self.named(field, "transfer-encoding")
         }
     }
@@ -84,19 +84,57 @@ struct RequestHead: Sendable {
     static func queryParameterCount(_ rawTarget: String) -> Int {
         let bytes = rawTarget.utf8
         guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return 0 }
-        return bytes[bytes.index(after: mark)...].split(separator: UInt8(ascii: "&")).count
+        // The non-empty `&`-separated pieces, counted without making them.
+        var count = 0
+        var inPiece = false
+        for byte in bytes[bytes.index(after: mark)...] {
+            if byte == UInt8(ascii: "&") {
+                inPiece = false
+            } else if !inPiece {
+                inPiece = true
+                count += 1
+            }
+        }
+        return count
     }
 
-    private static func named(_ field: Field, _ lowercased: String) -> Bool {
-        field.name.utf8.count == lowercased.utf8.count && field.name.lowercased() == lowercased
+    // The checks above run on every request: they compare and trim header bytes directly
+    // (no Foundation `trimmingCharacters`, no `lowercased()` copies; HEAD_FIGURE). Text that is not ASCII takes the
+    // Foundation path, so every answer stays what it was.
+
+    private static func named(_ field: Field, _ lowercased: StaticString) -> Bool {
+        equalsIgnoringASCIICase(field.name, lowercased)
+    }
+
+    /// Whether `text` is `name` with ASCII letters in any case (as libmicrohttpd compares
+    /// header names).
+    static func equalsIgnoringASCIICase(_ text: String, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.count == count else { return false }
+            let expected = name.utf8Start
+            let lower = { (byte: UInt8) -> UInt8 in byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+            for index in 0..<count where lower(bytes[index]) != lower(expected[index]) { return false }
+            return true
+        }
+    }
+
+    /// `text` without leading and trailing whitespace (space, tab; Foundation's
+    /// `.whitespaces` when the text is not ASCII).
+    static func trimmingWhitespace(_ text: Substring) -> String {
+        let bytes = text.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.trimmingCharacters(in: .whitespaces) }
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(text[first...last])
     }
 
     private static func hasEncodedNUL(_ target: String) -> Bool {
-        let bytes = Array(target.utf8)
-        guard bytes.count >= 3 else { return false }
-        for index in 0..<(bytes.count - 2) where bytes[index] == UInt8(ascii: "%")
-            && bytes[index + 1] == UInt8(ascii: "0") && bytes[index + 2] == UInt8(ascii: "0") {
-            return true
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in target.utf8 {
+            if byte == UInt8(ascii: "0"), previous.0 == UInt8(ascii: "%"), previous.1 == UInt8(ascii: "0") { return true }
+            previous = (previous.1, byte)
         }
         return false
     }
