@@ -30,6 +30,9 @@ final class HTTPDaemon: @unchecked Sendable {
     private let inlineBudget = InlineBudget()
     private let libraryLog = LibraryLog()
 
+    /// `--connection-memory`, for the URI logger.
+    var connectionMemoryBytes: Int { configuration.connectionMemoryBytes }
+
     /// Requests accepted and not yet answered to the end (streams included).
     var requestsInFlight: Int { counters.lock.withLock { counters.inFlight } }
 
@@ -143,7 +146,7 @@ final class HTTPDaemon: @unchecked Sendable {
             context.counted = true
             let head = RequestHead(method: context.method, rawTarget: context.rawTarget,
                                    version: version.map { String(cString: $0) } ?? "", fields: context.fields)
-            if let problem = head.problem(maxBodyBytes: configuration.maxBodyBytes) {
+            if let problem = head.problem(maxBodyBytes: configuration.maxBodyBytes, poolBytes: configuration.connectionMemoryBytes) {
                 var response = problem.response
                 response.headers.append(("Connection", "close"))
                 return answer(response, route: "rejected", context: context, on: connection)
@@ -662,14 +665,19 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, _
 /// libmicrohttpd 0.9.75 stores every query parameter in the connection's memory pool right
 /// after this call; a query of a thousand parameters exhausts the pool, and the 431 it then
 /// means to send cannot be sent either (no memory left to write it). So a query with more
-/// than `RequestHead.maxQueryParameters` parameters is cut off here, in libmicrohttpd's own
-/// (writable, NUL-terminated) request-line buffer, before it is parsed; the request is then
-/// answered 414 from the saved raw target.
-private let uriLogger: cmhd_uri_logger = { _, uri, _ in
+/// than `RequestHead.maxQueryParameters` parameters, or one that does not fit the pool
+/// (`RequestHead.queryFits`), is cut off here, in libmicrohttpd's own (writable,
+/// NUL-terminated) request-line buffer, before it is parsed; the request is then answered 414
+/// from the saved raw target.
+private let uriLogger: cmhd_uri_logger = { cls, uri, _ in
     let rawTarget = uri.map { String(cString: $0) } ?? ""
-    if let uri, RequestHead.queryParameterCount(rawTarget) > RequestHead.maxQueryParameters,
-       let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
-        UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+    if let uri, let cls {
+        let poolBytes = Unmanaged<HTTPDaemon>.fromOpaque(cls).takeUnretainedValue().connectionMemoryBytes
+        let parameters = RequestHead.queryParameterCount(rawTarget)
+        if parameters > RequestHead.maxQueryParameters || !RequestHead.queryFits(rawTarget, parameters: parameters, poolBytes: poolBytes),
+           let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+            UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+        }
     }
     let context = RequestContext(rawTarget: rawTarget)
     return Unmanaged.passRetained(context).toOpaque()

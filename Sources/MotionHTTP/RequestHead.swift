@@ -22,8 +22,24 @@ struct RequestHead: Sendable {
     /// Most query parameters accepted (each costs libmicrohttpd pool memory).
     static let maxQueryParameters = 256
 
-    /// The first framing problem, or nil. `maxBodyBytes` bounds a declared Content-Length.
-    func problem(maxBodyBytes: Int) -> ProblemDetails? {
+    /// Bytes a query parameter takes from libmicrohttpd's per-connection memory besides its
+    /// text (0.9.75: a 56-byte entry, allocated in 16-byte steps).
+    static let poolBytesPerParameter = 64
+    /// Connection memory kept for the rest of the head and the answer's head when a query is
+    /// measured against it.
+    static let poolReserveBytes = 2048
+
+    /// Whether the query of `rawTarget` (with `parameters` parameters) may be parsed in a
+    /// connection memory of `poolBytes`. libmicrohttpd 0.9.75 answers nothing to a request
+    /// whose query exhausts that memory (the connection waits for the header timeout), so such
+    /// a query is cut off and answered 414 at once instead.
+    static func queryFits(_ rawTarget: String, parameters: Int, poolBytes: Int) -> Bool {
+        parameters == 0 || rawTarget.utf8.count + parameters * poolBytesPerParameter <= poolBytes - poolReserveBytes
+    }
+
+    /// The first framing problem, or nil. `maxBodyBytes` bounds a declared Content-Length;
+    /// `poolBytes` is the per-connection memory (`--connection-memory`).
+    func problem(maxBodyBytes: Int, poolBytes: Int) -> ProblemDetails? {
         for field in fields {
             if !field.contiguous {
                 return .badRequest("a header line continued on the next line (obs-fold) is not allowed")
@@ -39,6 +55,10 @@ struct RequestHead: Sendable {
         if parameters > Self.maxQueryParameters {
             return ProblemDetails(status: 414, type: "/problems/uri-too-long", title: "URI too long",
                                   detail: "the query has \(parameters) parameters; at most \(Self.maxQueryParameters) are accepted")
+        }
+        if !Self.queryFits(rawTarget, parameters: parameters, poolBytes: poolBytes) {
+            return ProblemDetails(status: 414, type: "/problems/uri-too-long", title: "URI too long",
+                                  detail: "the request target (\(rawTarget.utf8.count) bytes, \(parameters) query parameters) needs more than the \(poolBytes) bytes of connection memory allow (connection-memory): the target's bytes plus \(Self.poolBytesPerParameter) per parameter must stay within it less \(Self.poolReserveBytes)")
         }
         if version == "HTTP/1.1", !fields.contains(where: { Self.named($0, "host") }) {
             return .badRequest("an HTTP/1.1 request must carry a Host header")

@@ -87,7 +87,15 @@ final class ComputePlacementTests: ServerTestCase {
         // 200 query parameters (under the 256 accepted) still fit the default pool.
         let some = (0..<200).map { "a\($0)=1" }.joined(separator: "&")
         try assertProblem(get(server, "/healthz?\(some)"), status: 400)
+        // A query that would exhaust the connection memory is refused at once (414), not left
+        // to libmicrohttpd, which would answer nothing until the header timeout.
+        let long = (0..<100).map { "a\($0)=" + String(repeating: "v", count: 100) }.joined(separator: "&")
+        let started = Date()
+        let refused = try get(server, "/healthz?\(long)")
+        try assertProblem(refused, status: 414, type: "/problems/uri-too-long")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
         let larger = try startServer(["--connection-memory", "65536"])
+        XCTAssertEqual(try get(larger, "/healthz?\(long)").status, 400, "fits 64 KiB: read, and refused as unknown parameters")
         XCTAssertEqual(try head(larger, headerBytes: 16 * 1024), 200)
         XCTAssertEqual(try head(larger, headerBytes: 64 * 1024), 431)
     }
