@@ -58,15 +58,28 @@ struct RequestHead: Sendable {
         }
         if !Self.queryFits(rawTarget, parameters: parameters, poolBytes: poolBytes) {
             return ProblemDetails(status: 414, type: "/problems/uri-too-long", title: "URI too long",
-                                  detail: "the request target (\(rawTarget.utf8.count) bytes, \(parameters) query parameters) needs more than the \(poolBytes) bytes of connection memory allow (connection-memory): the target's bytes plus \(Self.poolBytesPerParameter) per parameter must stay within it less \(Self.poolReserveBytes)")
+                                  detail: "the request target (\(rawTarget.utf8.count) bytes, \(parameters) query parameters) does not fit the connection memory of \(poolBytes) bytes (connection-memory): its bytes plus \(Self.poolBytesPerParameter) per parameter must stay within \(poolBytes - Self.poolReserveBytes)")
         }
-        if version == "HTTP/1.1", !fields.contains(where: { Self.named($0, "host") }) {
+        // One pass over the fields for Host, Transfer-Encoding and Content-Length.
+        var hasHost = false
+        var encodings: [Field] = []
+        var lengths: [String] = []
+        for field in fields {
+            if Self.named(field, "host") {
+                hasHost = true
+            } else if Self.named(field, "transfer-encoding") {
+                encodings.append(field)
+            } else if Self.named(field, "content-length") {
+                if !field.value.utf8.contains(UInt8(ascii: ",")) {
+                    lengths.append(Self.trimmingWhitespace(field.value[...]))
+                } else {
+                    lengths += field.value.split(separator: ",", omittingEmptySubsequences: false).map { Self.trimmingWhitespace($0) }
+                }
+            }
+        }
+        if version == "HTTP/1.1", !hasHost {
             return .badRequest("an HTTP/1.1 request must carry a Host header")
         }
-        let encodings = fields.filter { Self.named($0, "transfer-encoding") }
-        let lengths = fields.filter { Self.named($0, "content-length") }
-            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { Self.trimmingWhitespace($0) }
         if !encodings.isEmpty {
             let codings = encodings.flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
                 .map { Self.trimmingWhitespace($0).lowercased() }
