@@ -209,7 +209,7 @@ final class HTTPDaemon: @unchecked Sendable {
         // `computeOnPool`, and so does any handler not marked inline; `inlineBudget` keeps a flood of small requests from holding the
         // connection threads (and the streams they resume) for long.
         if request.body.count <= configuration.inlineMaxBodyBytes, configuration.inlineMaxBodyBytes > 0,
-           let start = inlineBudget.admit(now: MonotonicClock.now()) {
+           let start = inlineBudget.admit(now: MonotonicClock.now(), streamsOpen: metrics.streamsOpen) {
             request.inlineSampleLimit = configuration.inlineMaxSamples
             let (response, route) = router.handle(request)
             inlineBudget.spend(since: start, now: MonotonicClock.now())
@@ -541,14 +541,18 @@ private final class HeldBody: @unchecked Sendable {
     }
 }
 
-/// How much of each 10 ms the connection threads may spend computing answers themselves.
+/// How much of each 10 ms the connection threads may spend computing answers themselves
+/// while streams are open.
 ///
 /// A computation on a connection thread holds up every other connection of that thread,
 /// streams waiting to be resumed by the pacer included. Each one is small
-/// (`inlineMaxSamples`), but a flood of them could follow one another without a pause; once
-/// the connection threads together have computed for `budgetNanos` in the current window, the
-/// next requests go to the compute pool until the window ends. So inline work delays a
-/// stream's resume by at most about `budgetNanos` plus one small computation.
+/// (`inlineMaxSamples`), but a flood of them could follow one another without a pause. While
+/// a stream or session watcher is open, once the connection threads together have computed
+/// for `budgetNanos` in the current window, the next requests go to the compute pool until
+/// the window ends; so inline work delays a stream's resume by at most about `budgetNanos`
+/// plus one small computation. With no stream open there is nothing paced to hold up, and
+/// every small computation stays inline (other requests wait for it as they wait for any
+/// request on that thread).
 private final class InlineBudget: @unchecked Sendable {
     static let windowNanos: UInt64 = 10_000_000
     static let budgetNanos: UInt64 = 2_500_000
@@ -558,8 +562,9 @@ private final class InlineBudget: @unchecked Sendable {
 
     /// `now` when a computation may run on the connection thread, nil when it is to go to
     /// the pool.
-    func admit(now: UInt64) -> UInt64? {
-        lock.withLock {
+    func admit(now: UInt64, streamsOpen: Bool) -> UInt64? {
+        guard streamsOpen else { return now }
+        return lock.withLock {
             if now &- windowStart >= Self.windowNanos {
                 windowStart = now
                 spent = 0

@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import Synchronization
 
 /// The service's Prometheus metrics, served at `GET /metrics`.
 ///
@@ -92,7 +93,15 @@ final class ServiceMetrics: @unchecked Sendable {
     /// Label sets found by `recent` (more are found through `requestCounters`).
     static let maxRecent = 64
 
-    func setOpenStreams(_ count: Int) { openStreams.set(Double(count)) }
+    func setOpenStreams(_ count: Int) {
+        openStreamCount.store(count, ordering: .relaxed)
+        openStreams.set(Double(count))
+    }
+
+    /// Open streams and session watchers (the gauge's value), for `HTTPDaemon`'s inline
+    /// budget.
+    let openStreamCount = Atomic<Int>(0)
+    var streamsOpen: Bool { openStreamCount.load(ordering: .relaxed) > 0 }
     func setLiveSessions(_ count: Int) { liveSessions.set(Double(count)) }
     func framesSent(_ count: Int) { if count > 0 { framesSentCounter.increment(by: Int64(count)) } }
     func framesDropped(_ count: Int) { if count > 0 { framesDroppedCounter.increment(by: Int64(count)) } }
