@@ -60,7 +60,7 @@ struct ServerCommand: ParsableCommand {
     var computeThreads: Int?
     @Option(help: "POST requests that may wait for a compute thread (env MOTION_MAX_QUEUED_COMPUTATIONS; default 64).")
     var maxQueuedComputations: Int?
-    @Option(help: "Largest POST/PUT body computed at once on the connection thread rather than on a compute thread, 0 for never (env MOTION_INLINE_MAX_BODY_BYTES; default 8192).")
+    @Option(help: "Largest POST/PUT body computed at once on the connection thread rather than on a compute thread, 0 for never (env MOTION_INLINE_MAX_BODY_BYTES; default 1024).")
     var inlineMaxBodyBytes: Int?
     @Option(help: "Largest frames × tracks of a /v1/timelines answer computed on the connection thread (env MOTION_INLINE_MAX_SAMPLES; default 2048).")
     var inlineMaxSamples: Int?

@@ -41,8 +41,11 @@ struct ServerConfiguration: Sendable {
     /// and its answer's; above 1 MiB a connection costs more than its work.
     static let connectionMemoryRange = (4 * 1024)...(1024 * 1024)
     /// Largest `POST`/`PUT` body computed at once on the connection thread instead of on the
-    /// compute pool (0: every computation goes to the pool). See `inlineMaxSamples`.
-    var inlineMaxBodyBytes = 8 * 1024
+    /// compute pool (0: every computation goes to the pool). See `inlineMaxSamples`: a
+    /// document found too large once decoded is decoded again on the pool, so this bound
+    /// keeps that waste small. At 8 KiB the 100-track document (3.4 KB, 60,100 samples) was
+    /// decoded twice: 1,788 → 1,907 instructions a sample; at 1 KiB it goes to the pool at once.
+    var inlineMaxBodyBytes = 1024
     /// Largest frames × tracks of a `/v1/timelines` answer computed on the connection thread;
     /// more goes to the compute pool. A sample costs about 1,800 instructions (decode, compile,
     /// sample, encode), so 2,048 samples hold a connection thread for about a millisecond.
