@@ -34,7 +34,7 @@ struct ServerConfiguration: Sendable {
     /// Per-connection memory pool for the request head and libmicrohttpd's buffers, bytes
     /// (431 when a request head does not fit). libmicrohttpd zeroes the whole pool before
     /// every request of a keep-alive connection, so its size is paid on each request: 64 KiB
-    /// cost 98,239 instructions a request (callgrind, small document), 16 KiB 24,560.
+    /// cost 98,239 instructions a request (callgrind, small document), 16 KiB 24,511.
     var connectionMemoryBytes = ServerConfiguration.defaultConnectionMemoryBytes
     static let defaultConnectionMemoryBytes = 16 * 1024
     /// `--connection-memory` bounds: below 4 KiB libmicrohttpd cannot hold an ordinary head
