@@ -19,6 +19,11 @@ struct HTTPRequest: Sendable {
     /// Whether the server was already draining when the request head arrived (nil: unknown,
     /// read the state when handling).
     var arrivedWhileDraining: Bool? = nil
+    /// Set when the request is being computed on a connection thread (`HTTPDaemon`): the
+    /// most frames × tracks its handler may compute there. A handler whose work is larger
+    /// answers `HTTPResponse.computeOnPool` instead, and the request is computed again on the
+    /// compute pool (nil there: no bound but the engine's limits).
+    var inlineSampleLimit: Int? = nil
 }
 
 /// What a handler answers: a complete body, or a stream the daemon pulls from.
@@ -43,6 +48,12 @@ struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = .stream(stream)
     }
+
+    /// Not an answer: "compute this request on the compute pool" (see
+    /// `HTTPRequest.inlineSampleLimit`). Never sent; its status 0 cannot be a real one.
+    static let computeOnPool = HTTPResponse(status: 0, body: [])
+
+    var isComputeOnPool: Bool { status == 0 }
 
     /// The body of a complete answer (empty for a stream).
     var bodyBytes: [UInt8] {

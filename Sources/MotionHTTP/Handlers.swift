@@ -26,7 +26,7 @@ struct Handlers: Sendable {
     func router() -> Router {
         var router = Router()
         router.cors = configuration.cors
-        router.add("POST", "/v1/timelines", timelines)
+        router.add("POST", "/v1/timelines", inline: true, timelines)
         router.add("POST", "/v1/timelines/batch", batch)
         router.add("POST", "/v1/streams", query: ["speed"], stream)
         router.add("POST", "/v1/sessions", query: ["speed"], createSession)
@@ -116,6 +116,9 @@ struct Handlers: Sendable {
         do {
             let json = try DocumentDecoder.parse(request.body)
             let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
+            // Too much to encode on a connection thread (events count as samples): to the pool.
+            if let limit = request.inlineSampleLimit,
+               timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count > limit { return .computeOnPool }
             let tag = RequestTag.tag(for: json, kind: "timeline")
             if let answer = Self.notModified(request, tag: tag) { return answer }
             let (contentType, body) = try TimelineExport.encode(timeline)

@@ -31,20 +31,22 @@ enum RequestID {
         return generate()
     }
 
-    /// 32 random hexadecimal digits (128 bits).
+    /// 32 random hexadecimal digits (128 bits), written straight into the string's storage
+    /// (no array of digits and bytes first).
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(32)
-        for _ in 0..<2 {
-            var word = generator.next() as UInt64
-            for _ in 0..<16 {
-                bytes.append(digits[Int(word & 0xF)])
-                word >>= 4
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for (start, value) in [(0, words.0), (16, words.1)] {
+                var word = value
+                for offset in 0..<16 {
+                    buffer[start + offset] = digits.utf8Start[Int(word & 0xF)]
+                    word >>= 4
+                }
             }
+            return 32
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -60,6 +60,12 @@ struct ServerCommand: ParsableCommand {
     var computeThreads: Int?
     @Option(help: "POST requests that may wait for a compute thread (env MOTION_MAX_QUEUED_COMPUTATIONS; default 64).")
     var maxQueuedComputations: Int?
+    @Option(help: "Largest POST/PUT body computed at once on the connection thread rather than on a compute thread, 0 for never (env MOTION_INLINE_MAX_BODY_BYTES; default 1024).")
+    var inlineMaxBodyBytes: Int?
+    @Option(help: "Largest frames × tracks of a /v1/timelines answer computed on the connection thread (env MOTION_INLINE_MAX_SAMPLES; default 2048).")
+    var inlineMaxSamples: Int?
+    @Option(help: "Per-connection memory for the request head and buffers, bytes, 4096…1048576; a larger head is refused with 431 (env MOTION_CONNECTION_MEMORY; default 16384).")
+    var connectionMemory: Int?
     @Option(help: "Bytes of answers held for clients that have not read them (env MOTION_MAX_HELD_RESPONSE_BYTES; default 268435456).")
     var maxHeldResponseBytes: Int?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
@@ -95,6 +101,11 @@ struct ServerCommand: ParsableCommand {
         if config.minBodyRate < 0 { throw ValidationError("--min-body-rate must not be negative") }
         if !(1...1024).contains(config.computeThreads) { throw ValidationError("--compute-threads must be 1…1024") }
         if config.maxQueuedComputations < 0 { throw ValidationError("--max-queued-computations must not be negative") }
+        if !(0...(1 << 20)).contains(config.inlineMaxBodyBytes) { throw ValidationError("--inline-max-body-bytes must be 0…1048576") }
+        if !(0...1_000_000).contains(config.inlineMaxSamples) { throw ValidationError("--inline-max-samples must be 0…1000000") }
+        if !ServerConfiguration.connectionMemoryRange.contains(config.connectionMemoryBytes) {
+            throw ValidationError("--connection-memory must be 4096…1048576")
+        }
         if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
         if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
         if let cors = config.cors, let origin = cors.invalidOrigin {
@@ -167,6 +178,9 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(minBodyRate, "MOTION_MIN_BODY_RATE") { config.minBodyRate = v }
         if let v: Int = try value(computeThreads, "MOTION_COMPUTE_THREADS") { config.computeThreads = v }
         if let v: Int = try value(maxQueuedComputations, "MOTION_MAX_QUEUED_COMPUTATIONS") { config.maxQueuedComputations = v }
+        if let v: Int = try value(inlineMaxBodyBytes, "MOTION_INLINE_MAX_BODY_BYTES") { config.inlineMaxBodyBytes = v }
+        if let v: Int = try value(inlineMaxSamples, "MOTION_INLINE_MAX_SAMPLES") { config.inlineMaxSamples = v }
+        if let v: Int = try value(connectionMemory, "MOTION_CONNECTION_MEMORY") { config.connectionMemoryBytes = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
         if let v: String = try value(instanceId, "MOTION_INSTANCE_ID") { config.instanceID = v }
         if let v: String = try value(corsOrigin, "MOTION_CORS_ORIGIN") { config.cors = CORSPolicy(v) }

@@ -31,8 +31,25 @@ struct ServerConfiguration: Sendable {
     /// Bytes of answers queued for clients that have not read them yet (503 with Retry-After
     /// beyond; answers up to 4 KiB are always sent).
     var maxHeldResponseBytes = 256 * 1024 * 1024
-    /// Per-connection memory pool for headers and buffers, bytes (431 when headers exceed it).
-    var connectionMemoryBytes = 64 * 1024
+    /// Per-connection memory pool for the request head and libmicrohttpd's buffers, bytes
+    /// (431 when a request head does not fit). libmicrohttpd zeroes the whole pool before
+    /// every request of a keep-alive connection, so its size is paid on each request: 64 KiB
+    /// cost 98,239 instructions a request (callgrind, small document), 16 KiB 24,511.
+    var connectionMemoryBytes = ServerConfiguration.defaultConnectionMemoryBytes
+    static let defaultConnectionMemoryBytes = 16 * 1024
+    /// `--connection-memory` bounds: below 4 KiB libmicrohttpd cannot hold an ordinary head
+    /// and its answer's; above 1 MiB a connection costs more than its work.
+    static let connectionMemoryRange = (4 * 1024)...(1024 * 1024)
+    /// Largest `POST`/`PUT` body computed at once on the connection thread instead of on the
+    /// compute pool (0: every computation goes to the pool). See `inlineMaxSamples`: a
+    /// document found too large once decoded is decoded again on the pool, so this bound
+    /// keeps that waste small. At 8 KiB the 100-track document (3.4 KB, 60,100 samples) was
+    /// decoded twice: 1,788 → 1,907 instructions a sample; at 1 KiB it goes to the pool at once.
+    var inlineMaxBodyBytes = 1024
+    /// Largest frames × tracks of a `/v1/timelines` answer computed on the connection thread;
+    /// more goes to the compute pool. A sample costs about 1,800 instructions (decode, compile,
+    /// sample, encode), so 2,048 samples hold a connection thread for about a millisecond.
+    var inlineMaxSamples = 2_048
     /// Simultaneous `/v1/streams` responses (503 beyond).
     var maxStreams = 10_000
     /// Bytes a stream encodes ahead of what the socket has accepted.

@@ -1,0 +1,102 @@
+import Foundation
+import XCTest
+
+/// Where a POST is computed (docs/http.md#where-answers-are-computed): small work on the
+/// connection thread, large work on the compute pool, with the same answer either way; and
+/// the per-connection memory (`--connection-memory`) that bounds a request head.
+final class ComputePlacementTests: ServerTestCase {
+    /// The `motion_computations_total{thread=…}` counter from `/metrics`.
+    private func computations(_ server: TestServer, _ thread: String) throws -> Int {
+        let text = try get(server, "/metrics").text
+        let prefix = "motion_computations_total{thread=\"\(thread)\"} "
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else {
+            XCTFail("no \(prefix) in /metrics")
+            return -1
+        }
+        return Int(line.dropFirst(prefix.count)) ?? -1
+    }
+
+    /// One tween of one property at 60 fps for `seconds`: 60 × seconds + 1 frames × 1 track.
+    private func document(seconds: Int) -> String {
+        #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":\#(seconds),"easing":"quadratic.inOut","properties":[{"path":"x","to":320}]}}"#
+    }
+
+    func testASmallDocumentIsComputedInlineAndALargeOneOnThePool() throws {
+        let server = try startServer()
+        // 61 samples: under --inline-max-samples (2048), computed on the connection thread.
+        let small = try post(server, "/v1/timelines", document(seconds: 1))
+        XCTAssertEqual(small.status, 200)
+        XCTAssertEqual(try computations(server, "connection"), 1)
+        XCTAssertEqual(try computations(server, "compute"), 0)
+        // 6001 samples: decoded on the connection thread, then computed on the pool.
+        let large = try post(server, "/v1/timelines", document(seconds: 100))
+        XCTAssertEqual(large.status, 200)
+        XCTAssertEqual(try large.json()["frameCount"], 6001)
+        XCTAssertEqual(try computations(server, "connection"), 1)
+        XCTAssertEqual(try computations(server, "compute"), 1)
+        // A route that is not computed inline (sessions) goes to the pool whatever its size.
+        let session = try post(server, "/v1/sessions", document(seconds: 1))
+        XCTAssertEqual(session.status, 201)
+        XCTAssertEqual(try computations(server, "compute"), 2)
+        // Problems found while decoding are answered on the connection thread too.
+        let bad = try post(server, "/v1/timelines", #"{"fps":0,"motion":{"type":"tween","duration":1,"properties":[]}}"#)
+        try assertProblem(bad, status: 422)
+        XCTAssertEqual(try computations(server, "connection"), 2)
+    }
+
+    func testTheAnswerIsTheSameInlineAndOnThePool() throws {
+        let inline = try startServer()
+        let pooled = try startServer(["--inline-max-body-bytes", "0"])
+        for (json, accept) in [(document(seconds: 1), "identity"), (document(seconds: 2), "gzip"),
+                               (#"{"fps":10,"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1e400}]}}"#, "identity")] {
+            let headers = [("Accept-Encoding", accept), ("X-Request-Id", "same-id")]
+            let a = try post(inline, "/v1/timelines", json, headers: headers)
+            let b = try post(pooled, "/v1/timelines", json, headers: headers)
+            XCTAssertEqual(a.status, b.status, json)
+            XCTAssertEqual(a.body, b.body, json)
+            for name in ["Content-Type", "ETag", "Content-Encoding", "Vary", "X-Request-Id"] {
+                XCTAssertEqual(a.header(name), b.header(name), "\(name) for \(json)")
+            }
+        }
+        XCTAssertEqual(try computations(inline, "compute"), 0)
+        XCTAssertEqual(try computations(pooled, "connection"), 0)
+        XCTAssertEqual(try computations(pooled, "compute"), 3)
+    }
+
+    func testInlineSampleBoundIsConfigurable() throws {
+        let server = try startServer(["--inline-max-samples", "60"])
+        XCTAssertEqual(try post(server, "/v1/timelines", document(seconds: 1)).status, 200)  // 61 samples
+        XCTAssertEqual(try computations(server, "connection"), 0)
+        XCTAssertEqual(try computations(server, "compute"), 1)
+    }
+
+    /// A request head with one header of `bytes` bytes.
+    private func head(_ server: TestServer, headerBytes: Int) throws -> Int {
+        let client = try server.client(readTimeout: 5)
+        defer { client.close() }
+        let value = String(repeating: "a", count: headerBytes)
+        try client.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(value)\r\n\r\n".utf8))
+        return try client.readResponse().status
+    }
+
+    func testTheConnectionMemoryBoundsTheRequestHead() throws {
+        // The documented default: heads of up to 6 KiB are read, 16 KiB ones refused.
+        let server = try startServer()
+        XCTAssertEqual(try head(server, headerBytes: 6 * 1024), 200)
+        XCTAssertEqual(try head(server, headerBytes: 16 * 1024), 431)
+        // 200 query parameters (under the 256 accepted) still fit the default pool.
+        let some = (0..<200).map { "a\($0)=1" }.joined(separator: "&")
+        try assertProblem(get(server, "/healthz?\(some)"), status: 400)
+        // A query that would exhaust the connection memory is refused at once (414), not left
+        // to libmicrohttpd, which would answer nothing until the header timeout.
+        let long = (0..<100).map { "a\($0)=" + String(repeating: "v", count: 100) }.joined(separator: "&")
+        let started = Date()
+        let refused = try get(server, "/healthz?\(long)")
+        try assertProblem(refused, status: 414, type: "/problems/uri-too-long")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        let larger = try startServer(["--connection-memory", "65536"])
+        XCTAssertEqual(try get(larger, "/healthz?\(long)").status, 400, "fits 64 KiB: read, and refused as unknown parameters")
+        XCTAssertEqual(try head(larger, headerBytes: 16 * 1024), 200)
+        XCTAssertEqual(try head(larger, headerBytes: 64 * 1024), 431)
+    }
+}
