@@ -25,6 +25,14 @@ enum ShortestDouble {
     /// buffer must have room for `maxBytes`.
     @inline(__always)
     static func write(_ value: Double, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        Pow10Table.entries.withUnsafeBufferPointer { write(value, to: p, table: $0.baseAddress!) }
+    }
+
+    /// `write(_:to:)` with the table's storage (`Pow10Table.entries`) fetched by the caller:
+    /// a loop over many numbers then checks the table's one-time initialisation once rather
+    /// than once a number (about 20 instructions a number).
+    @inline(__always)
+    static func write(_ value: Double, to p: UnsafeMutablePointer<UInt8>, table: UnsafePointer<(hi: UInt64, lo: UInt64)>) -> Int {
         let bits = value.bitPattern
         var i = 0
         if bits >> 63 != 0 { p[0] = UInt8(ascii: "-"); i = 1 }
@@ -33,7 +41,7 @@ enum ShortestDouble {
             p[i] = UInt8(ascii: "0"); p[i + 1] = UInt8(ascii: "."); p[i + 2] = UInt8(ascii: "0")
             return i + 3
         }
-        let (digits, exponent) = shortest(magnitudeBits: magnitude)
+        let (digits, exponent) = shortest(magnitudeBits: magnitude, table: table)
         // Swift's rule: exponential when the leading digit is below 10^-4 or |value| > 2^53.
         return i + layOut(digits, exponent, exponential: magnitude > twoToThe53Bits, to: p + i)
     }
@@ -42,6 +50,11 @@ enum ShortestDouble {
     /// positive finite double with these bits, `f` without trailing zeros (f < 10^17).
     @inline(__always)
     static func shortest(magnitudeBits bits: UInt64) -> (digits: UInt64, exponent: Int) {
+        Pow10Table.entries.withUnsafeBufferPointer { shortest(magnitudeBits: bits, table: $0.baseAddress!) }
+    }
+
+    @inline(__always)
+    static func shortest(magnitudeBits bits: UInt64, table: UnsafePointer<(hi: UInt64, lo: UInt64)>) -> (digits: UInt64, exponent: Int) {
         let biased = Int(bits >> 52)
         let fraction = bits & (1 << 52 - 1)
         // value = c · 2^q.
@@ -64,7 +77,7 @@ enum ShortestDouble {
         // Scale by 10^-k ≈ g · 2^(r) (2^127 ≤ g < 2^128): vb = 4 · value · 10^-k, rounded to odd,
         // which keeps every comparison below exact (the paper's section 9).
         let h = q + floorLog2Pow10(-k) + 1
-        let g = Pow10Table.entry(k)
+        let g = table[k &- Pow10Table.kMin]
         let vb = roundToOdd(g, cb << h)
         let vbl = roundToOdd(g, cbl << h)
         let vbr = roundToOdd(g, cbr << h)
@@ -171,7 +184,8 @@ enum ShortestDouble {
         }
         // ddd.ddd: write the digits one place right, then move the integer part left.
         writeDigits(f, count: n, to: p + 1)
-        for j in 0...point { p[j] = p[j + 1] }
+        var j = 0
+        while j <= point { p[j] = p[j &+ 1]; j &+= 1 }
         p[point + 1] = UInt8(ascii: ".")
         return n + 1
     }
@@ -194,20 +208,41 @@ enum ShortestDouble {
             : (v < 10_000_000_000_000_000_000 ? 19 : 20)
     }
 
-    /// The `count` last decimal digits of `v` at `p`, two at a time from the right.
+    /// The `count` last decimal digits of `v` at `p`, from the right: eight at a time as two
+    /// groups of four (a 32-bit remainder, `x / 100` as `(x · 5243) >> 19`, exact below
+    /// 43,699), each pair of digits copied as one 16-bit word from `digitPairs`; the rest two
+    /// at a time. Cost: a 17-digit number went from about 115 instructions (a 64-bit
+    /// remainder and two byte copies per pair) to about 60.
     @inline(__always)
     static func writeDigits(_ v: UInt64, count: Int, to p: UnsafeMutablePointer<UInt8>) {
-        let pairs = digitPairs.utf8Start
+        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
+        let out = UnsafeMutableRawPointer(p)
         var v = v
         var end = count
+        while end >= 8 {
+            let chunk = UInt32(truncatingIfNeeded: v % 100_000_000)
+            v /= 100_000_000
+            let high = chunk / 10_000
+            writeFour(chunk &- high &* 10_000, pairs, out + (end - 4))
+            writeFour(high, pairs, out + (end - 8))
+            end -= 8
+        }
         while end >= 2 {
-            let pair = Int(truncatingIfNeeded: v % 100) &* 2
+            let pair = Int(truncatingIfNeeded: v % 100)
             v /= 100
-            p[end - 1] = pairs[pair + 1]
-            p[end - 2] = pairs[pair]
+            (out + (end - 2)).storeBytes(of: pairs.loadUnaligned(fromByteOffset: pair &* 2, as: UInt16.self), as: UInt16.self)
             end -= 2
         }
         if end == 1 { p[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10) }
+    }
+
+    /// The four digits of `x` (< 10,000) at `out`.
+    @inline(__always)
+    static func writeFour(_ x: UInt32, _ pairs: UnsafeRawPointer, _ out: UnsafeMutableRawPointer) {
+        let high = (x &* 5243) >> 19 // x / 100
+        let low = x &- high &* 100
+        out.storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(high) &* 2, as: UInt16.self), as: UInt16.self)
+        out.storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(low) &* 2, as: UInt16.self), toByteOffset: 2, as: UInt16.self)
     }
 
     static let digitPairs: StaticString =
