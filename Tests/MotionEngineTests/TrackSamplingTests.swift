@@ -69,9 +69,26 @@ final class TrackSamplingTests: XCTestCase {
                 expected.raw("]}")
             }
             expected.raw("]")
-            var grid = JSONWriter()
-            TimelineEncoder.writeFrameGrid(timeline, into: &grid)
-            XCTAssertEqual(String(decoding: grid.bytes, as: UTF8.self), String(decoding: expected.bytes, as: UTF8.self), text)
+            // Straight into one buffer, and a track at a time (the path for grids too large to size at once).
+            for directLimit in [TimelineEncoder.maxDirectBytes, 0] {
+                var grid = JSONWriter()
+                grid.raw("{\"head\":1")
+                TimelineEncoder.writeFrameGrid(timeline, into: &grid, directLimit: directLimit)
+                XCTAssertEqual(String(decoding: grid.bytes, as: UTF8.self), "{\"head\":1" + String(decoding: expected.bytes, as: UTF8.self), text)
+            }
+        }
+    }
+
+    /// `JSONWriter.write(string:to:)` (no checks) escapes as `string(_:)` does, within its bound.
+    func testUncheckedStringMatchesString() {
+        let samples = ["", "x", "frame.width", "a\"b\\c", "tab\there\nnew\rline", "\u{01}\u{1f}\u{7f}", "hé", "🎉.x", String(repeating: "\u{0}", count: 40)]
+        for value in samples {
+            var w = JSONWriter()
+            w.string(value)
+            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 6 * value.utf8.count + 2)
+            defer { p.deallocate() }
+            let count = JSONWriter.write(string: value, to: p)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: p, count: count)), w.bytes, value)
         }
     }
 

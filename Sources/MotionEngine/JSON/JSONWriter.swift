@@ -135,6 +135,32 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Writes `value` as `string(_:)` does at `p`, which must have room for
+    /// `6 · value.utf8.count + 2` bytes, and returns the byte count. No bounds checks.
+    public static func write(string value: String, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        let hex = UnsafeRawPointer(hexDigits.utf8Start).assumingMemoryBound(to: UInt8.self)
+        p[0] = UInt8(ascii: "\"")
+        var i = 1
+        for b in value.utf8 {
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                p[i] = UInt8(ascii: "\\"); p[i + 1] = b; i += 2
+            case 0x0A: p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "n"); i += 2
+            case 0x0D: p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "r"); i += 2
+            case 0x09: p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "t"); i += 2
+            case 0x00..<0x20:
+                p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "u"); p[i + 2] = UInt8(ascii: "0"); p[i + 3] = UInt8(ascii: "0")
+                p[i + 4] = hex[Int(b >> 4)]; p[i + 5] = hex[Int(b & 0xF)]
+                i += 6
+            default: p[i] = b; i += 1
+            }
+        }
+        p[i] = UInt8(ascii: "\"")
+        return i + 1
+    }
+
+    static let hexDigits: StaticString = "0123456789abcdef"
+
     /// Writes `"key":`.
     public mutating func key(_ key: String) {
         string(key)
