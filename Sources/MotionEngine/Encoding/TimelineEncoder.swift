@@ -106,7 +106,8 @@ public enum TimelineEncoder: TimelineFormatEncoder {
     /// then to 649 with the table fetched once a list and the digits written four at a time
     /// (`ShortestDouble.writeDigits`), then to 631 with the grid written straight into the
     /// answer's buffer, sized once for its longest text (no copy a track, no regrowth); the
-    /// small document: 536,773 → 535,697 a request.
+    /// small document: 536,773 → 535,697 a request. Then 603 (532,490) with wrapping
+    /// arithmetic in `ShortestDouble.shortest`.
     static func writeFrameGrid(_ timeline: Timeline, into w: inout JSONWriter, directLimit: Int = maxDirectBytes) {
         // frameCount is bounded by the compiler's sample limit, so the buffers are too.
         let frameCount = timeline.frameCount

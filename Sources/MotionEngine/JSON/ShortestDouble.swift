@@ -55,48 +55,51 @@ enum ShortestDouble {
 
     @inline(__always)
     static func shortest(magnitudeBits bits: UInt64, table: UnsafePointer<(hi: UInt64, lo: UInt64)>) -> (digits: UInt64, exponent: Int) {
-        let biased = Int(bits >> 52)
-        let fraction = bits & (1 << 52 - 1)
+        // Wrapping arithmetic and masking shifts throughout: every operand below is bounded
+        // (c < 2^53, h in 1...4, s < 10^18), so none can overflow, and the checks and the
+        // over-wide-shift handling of `+`, `*` and `<<` cost about 40 instructions a number.
+        let biased = Int(truncatingIfNeeded: bits &>> 52)
+        let fraction = bits & (1 &<< 52 &- 1)
         // value = c · 2^q.
-        let c = biased == 0 ? fraction : fraction | 1 << 52
-        let q = biased == 0 ? -1074 : biased - 1075
+        let c = biased == 0 ? fraction : fraction | 1 &<< 52
+        let q = biased == 0 ? -1074 : biased &- 1075
         // The rounding interval is [cl, cr] · 2^q, in quarters: cb ± 2 (cb − 1 below a power
         // of two, where the spacing below halves), bounds included iff c is even.
         let out: UInt64 = c & 1
-        let cb = c << 2
-        let cbr = cb + 2
+        let cb = c &<< 2
+        let cbr = cb &+ 2
         let cbl: UInt64
         let k: Int
         if fraction != 0 || biased <= 1 {
-            cbl = cb - 2
+            cbl = cb &- 2
             k = floorLog10Pow2(q)
         } else {
-            cbl = cb - 1
+            cbl = cb &- 1
             k = floorLog10ThreeQuartersPow2(q)
         }
         // Scale by 10^-k ≈ g · 2^(r) (2^127 ≤ g < 2^128): vb = 4 · value · 10^-k, rounded to odd,
         // which keeps every comparison below exact (the paper's section 9).
-        let h = q + floorLog2Pow10(-k) + 1
+        let h = UInt64(truncatingIfNeeded: q &+ floorLog2Pow10(0 &- k) &+ 1)
         let g = table[k &- Pow10Table.kMin]
-        let vb = roundToOdd(g, cb << h)
-        let vbl = roundToOdd(g, cbl << h)
-        let vbr = roundToOdd(g, cbr << h)
-        let s = vb >> 2
+        let vb = roundToOdd(g, cb &<< h)
+        let vbl = roundToOdd(g, cbl &<< h)
+        let vbr = roundToOdd(g, cbr &<< h)
+        let s = vb &>> 2
 
         // One digit fewer: s' · 10^(k+1) or (s'+1) · 10^(k+1), when exactly one is inside.
         let sp = s / 10
-        let up = sp * 10
-        let wp = up + 10
-        let upIn = vbl + out <= up << 2
-        let wpIn = (wp << 2) + out <= vbr
-        if upIn != wpIn { return stripped(upIn ? sp : sp + 1, k + 1) }
+        let up = sp &* 10
+        let wp = up &+ 10
+        let upIn = vbl &+ out <= up &<< 2
+        let wpIn = (wp &<< 2) &+ out <= vbr
+        if upIn != wpIn { return stripped(upIn ? sp : sp &+ 1, k &+ 1) }
 
         // Else s · 10^k or (s+1) · 10^k: the one inside, or the closer (ties to even).
-        let t = s + 1
-        let uIn = vbl + out <= s << 2
-        let wIn = (t << 2) + out <= vbr
+        let t = s &+ 1
+        let uIn = vbl &+ out <= s &<< 2
+        let wIn = (t &<< 2) &+ out <= vbr
         if uIn != wIn { return stripped(uIn ? s : t, k) }
-        let mid = (s + t) << 1
+        let mid = (s &+ t) &<< 1
         return stripped(vb < mid || (vb == mid && s & 1 == 0) ? s : t, k)
     }
 
@@ -113,22 +116,22 @@ enum ShortestDouble {
     @inline(__always)
     static func stripped(_ f: UInt64, _ e: Int) -> (digits: UInt64, exponent: Int) {
         var f = f, e = e
-        while f % 100 == 0 { f /= 100; e += 2 }
-        if f % 10 == 0 { f /= 10; e += 1 }
+        while f % 100 == 0 { f /= 100; e &+= 2 }
+        if f % 10 == 0 { f /= 10; e &+= 1 }
         return (f, e)
     }
 
     /// floor(log10(2^e)) for |e| ≤ 2620 (checked for every exponent a double has).
     @inline(__always)
-    static func floorLog10Pow2(_ e: Int) -> Int { (e * 315_653) >> 20 }
+    static func floorLog10Pow2(_ e: Int) -> Int { (e &* 315_653) &>> 20 }
 
     /// floor(log10(3/4 · 2^e)) for the same range.
     @inline(__always)
-    static func floorLog10ThreeQuartersPow2(_ e: Int) -> Int { (e * 315_653 - 131_237) >> 20 }
+    static func floorLog10ThreeQuartersPow2(_ e: Int) -> Int { (e &* 315_653 &- 131_237) &>> 20 }
 
     /// floor(log2(10^e)) for |e| ≤ 1233.
     @inline(__always)
-    static func floorLog2Pow10(_ e: Int) -> Int { (e * 1_741_647) >> 19 }
+    static func floorLog2Pow10(_ e: Int) -> Int { (e &* 1_741_647) &>> 19 }
 
     /// The bits of 2^53: above it `description` switches to the exponential form.
     static let twoToThe53Bits: UInt64 = 0x4340_0000_0000_0000
@@ -142,7 +145,7 @@ enum ShortestDouble {
     @inline(__always)
     static func layOut(_ f: UInt64, _ e: Int, exponential: Bool, to p: UnsafeMutablePointer<UInt8>) -> Int {
         let n = decimalLength(f)
-        let point = e + n - 1 // the exponent of the leading digit
+        let point = e &+ n &- 1 // the exponent of the leading digit
         if exponential || point < -4 {
             // d[.ddd]e±XX
             var i: Int
