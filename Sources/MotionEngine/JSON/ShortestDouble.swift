@@ -185,12 +185,24 @@ enum ShortestDouble {
             p[point + 1] = UInt8(ascii: "."); p[point + 2] = UInt8(ascii: "0")
             return point + 3
         }
-        // ddd.ddd: write the digits one place right, then move the integer part left.
+        // ddd.ddd: write the digits one place right, then move the integer part left. Up to
+        // seven integer digits move as one 8-byte word, merged with the bytes after them (a
+        // byte loop became a `memmove` call, about 17 instructions a number). The word reaches
+        // 9 bytes past `p`, within the `maxBytes` the caller provides. 100 tracks: 603 → 597
+        // instructions a sample.
         writeDigits(f, count: n, to: p + 1)
-        var j = 0
-        while j <= point { p[j] = p[j &+ 1]; j &+= 1 }
-        p[point + 1] = UInt8(ascii: ".")
-        return n + 1
+        if point < 7 {
+            let raw = UnsafeMutableRawPointer(p)
+            let moved = raw.loadUnaligned(fromByteOffset: 1, as: UInt64.self)
+            let kept = raw.loadUnaligned(as: UInt64.self)
+            let mask: UInt64 = (1 &<< UInt64(truncatingIfNeeded: 8 &* (point &+ 1))) &- 1 // the low point+1 bytes
+            raw.storeBytes(of: (moved & mask) | (kept & ~mask), as: UInt64.self)
+        } else {
+            var j = 0
+            while j <= point { p[j] = p[j &+ 1]; j &+= 1 }
+        }
+        p[point &+ 1] = UInt8(ascii: ".")
+        return n &+ 1
     }
 
     /// Digits of `v` (< 10^20).
