@@ -104,6 +104,7 @@ bench: release
 ## Instructions per request (callgrind), beside a minimal libmicrohttpd server and nginx:
 ## figures that do not move with machine noise (Benchmarks/scripts/instructions.py).
 bench-instructions: release
+	Benchmarks/scripts/install-tools.sh
 	@mkdir -p Benchmarks/out/bin
 	gcc -O2 -Wall -o Benchmarks/out/bin/mhd_minimal Benchmarks/c/mhd_minimal.c -lmicrohttpd -lpthread
 	python3 Benchmarks/scripts/instructions.py --server .build/release/motion-server \

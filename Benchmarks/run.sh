@@ -10,9 +10,14 @@
 # (the streams workload alternates motion-server with c/stream_floor.c and prints server CPU
 # per delivered frame ÷ the floor's; alone: BENCH_ONLY=streams BENCH_STREAMS="500 1000 2000"
 # BENCH_STREAM_SECONDS=10 BENCH_STREAM_RUNS=3 Benchmarks/run.sh),
+# BENCH_SESSION_WATCHERS (1000; quick 200) and BENCH_SESSIONS (100; quick 20): the sessions part
+# of the streams workload, watchers spread over live sessions, alternating with the floor
+# (alone: BENCH_ONLY=sessions), BENCH_MAX_LEVELS ("500 1000 1500 2000 2500 3000") and
+# BENCH_MAX_SECONDS (8): the search for the most streams one server core holds (full run, or
+# alone: BENCH_ONLY=maxstreams),
 # BENCH_WRK_SECONDS (10; quick 3), BENCH_WRK_CONNECTIONS (32), BENCH_PROFILE (1: perf/callgrind
 # profiles when the tools exist; 0 skips), BENCH_ONLY (subset: "kernel timeline scaling exports
-# http streams"), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
+# http instructions streams sessions maxstreams"; streams includes sessions, and maxstreams on a full run), BENCH_RESULTS (where to write the results; default Benchmarks/RESULTS.md for a
 # full run of everything, Benchmarks/out/RESULTS.partial.md for a BENCH_ONLY subset,
 # Benchmarks/out/RESULTS.quick.md for a quick one).
 #
@@ -30,21 +35,27 @@ if [ -n "$QUICK" ]; then
   RUNS="${BENCH_RUNS:-3}"
   STREAM_LEVELS="${BENCH_STREAMS:-100 200 500}"
   STREAM_SECONDS="${BENCH_STREAM_SECONDS:-5}"
+  SESSION_WATCHERS="${BENCH_SESSION_WATCHERS:-200}"
+  SESSION_COUNT="${BENCH_SESSIONS:-20}"
   WRK_SECONDS="${BENCH_WRK_SECONDS:-3}"
   RESULTS="${BENCH_RESULTS:-$BENCH/out/RESULTS.quick.md}"
 else
   RUNS="${BENCH_RUNS:-5}"
   STREAM_LEVELS="${BENCH_STREAMS:-1000 2000 5000}"
   STREAM_SECONDS="${BENCH_STREAM_SECONDS:-30}"
+  SESSION_WATCHERS="${BENCH_SESSION_WATCHERS:-1000}"
+  SESSION_COUNT="${BENCH_SESSIONS:-100}"
   WRK_SECONDS="${BENCH_WRK_SECONDS:-10}"
   RESULTS="${BENCH_RESULTS:-$BENCH/RESULTS.md}"
   # A subset (BENCH_ONLY) never replaces the recorded results of a full run.
   [ -n "${BENCH_ONLY:-}" ] && RESULTS="${BENCH_RESULTS:-$BENCH/out/RESULTS.partial.md}"
 fi
 STREAM_RUNS="${BENCH_STREAM_RUNS:-$RUNS}"
+MAX_LEVELS="${BENCH_MAX_LEVELS:-500 1000 1500 2000 2500 3000}"
+MAX_SECONDS="${BENCH_MAX_SECONDS:-8}"
 WRK_CONNECTIONS="${BENCH_WRK_CONNECTIONS:-32}"
 PROFILE="${BENCH_PROFILE:-1}"
-ONLY="${BENCH_ONLY:-kernel timeline scaling exports http streams}"
+ONLY="${BENCH_ONLY:-kernel timeline scaling exports http instructions streams}"
 SWIFT="${SWIFT:-swift}"
 export BENCH_RUNS="$RUNS"
 [ -n "$QUICK" ] && export BENCH_QUICK=1
@@ -340,7 +351,7 @@ EOF
   fi
   echo "nginx pid $NGINX_PID on 127.0.0.1:$NGINX_PORT serves the same $(wc -c < "$OUT/small-response.json") bytes"
 
-  wrk_run() {  # wrk_run <key> <url> <seconds>
+  wrk_run() {  # wrk_run <key> <url> <seconds>   (WRK_SAME_DOCUMENT / WRK_IF_NONE_MATCH pass through)
     WRK_BODY_FILE="$OUT/small.json" "${LOAD_PIN[@]}" wrk -t"$LOAD_THREADS" -c"$WRK_CONNECTIONS" -d"$3"s \
       -s "$BENCH/scripts/wrk-post.lua" "$2" > "$TMP/wrk.txt" 2>&1 || true
     cat "$TMP/wrk.txt" >> "$OUT/http.log"
@@ -360,6 +371,17 @@ EOF
     check_server "wrk run $run"
     MOTION_URL="http://127.0.0.1:$SERVER_PORT/v1/timelines"
   done
+  # Cached, reported separately: the identical document with If-None-Match carrying its
+  # ETag, answered 304 without computing (no goal; the goal above is for distinct documents).
+  ETAG="$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' --data-binary @"$OUT/small.json" \
+          "$MOTION_URL" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')"
+  if [ -n "$ETAG" ]; then
+    for run in $(seq 1 "$RUNS"); do
+      WRK_SAME_DOCUMENT=1 WRK_IF_NONE_MATCH="$ETAG" wrk_run http.cached "$MOTION_URL" "$WRK_SECONDS"
+      check_server "cached wrk run $run"
+      MOTION_URL="http://127.0.0.1:$SERVER_PORT/v1/timelines"
+    done
+  fi
   if [ -n "$HAVE_PERF" ]; then
     echo "profiling motion-server under wrk"
     WRK_BODY_FILE="$OUT/small.json" "${LOAD_PIN[@]}" wrk -t"$LOAD_THREADS" -c"$WRK_CONNECTIONS" -d"$(( WRK_SECONDS + 2 ))"s \
@@ -378,9 +400,27 @@ EOF
   stop_server
 fi
 
+# --- 7. instructions per request (callgrind) ------------------------------------------------
+# Counts that do not move with machine noise: motion-server, the minimal libmicrohttpd server
+# (c/mhd_minimal.c) and nginx answering the same bytes; per sample for 100 tracks.
+if wants instructions; then
+  if command -v valgrind >/dev/null; then
+    log "7. instructions per request (callgrind): motion-server, minimal libmicrohttpd server, nginx"
+    gcc -O2 -Wall -o "$OUT/bin/mhd_minimal" "$BENCH/c/mhd_minimal.c" -lmicrohttpd -lpthread
+    python3 "$BENCH/scripts/instructions.py" --server "$SERVER_BIN" --minimal "$OUT/bin/mhd_minimal" \
+      --out "$OUT" 2>&1 | tee -a "$OUT/instructions.log"
+  else
+    echo "NOTE instructions: valgrind is not installed; no instruction counts" >> "$SAMPLES"
+  fi
+fi
+
 # --- 4. live streams -----------------------------------------------------------------------------
-if wants streams; then
-  log "4. live streams at $STREAM_LEVELS concurrent (60 fps, ${STREAM_SECONDS} s, $STREAM_RUNS runs each), alternating with the floor"
+# Parts: streams at each level (streams), watchers over live sessions (streams or sessions), the
+# most streams one core holds (maxstreams, or streams on a full run).
+WANT_MAX=""
+if wants maxstreams || { wants streams && [ -z "$QUICK" ]; }; then WANT_MAX=1; fi
+if wants streams || wants sessions || [ -n "$WANT_MAX" ]; then
+  log "4. live streams (60 fps), alternating with the floor"
   start_server
   # The floor (c/stream_floor.c): the same frames, one send per frame per stream per tick,
   # on the server's CPUs; measured by the same client, alternating with motion-server.
@@ -395,36 +435,82 @@ if wants streams; then
   done
   [ -n "$FLOOR_PORT" ] || { echo "stream_floor did not print its address" >&2; cat "$OUT/floor.err" >&2; exit 1; }
   echo "stream_floor pid $FLOOR_PID on 127.0.0.1:$FLOOR_PORT (CPUs $SERVER_CPUS)"
-  stream_run() {  # stream_run <key> <port> <pid> <level> <label>
-    "${LOAD_PIN[@]}" "$OUT/bin/stream_load" -p "$2" -n "$4" -d "$STREAM_SECONDS" -s "$3" \
-      -k "$1" > "$TMP/stream.txt" 2>&1 || { cat "$TMP/stream.txt" >&2; exit 1; }
+  stream_run() {  # stream_run <key> <port> <pid> <level> <label> [stream_load options...]
+    local key="$1" port="$2" pid="$3" level="$4" label="$5"
+    shift 5
+    "${LOAD_PIN[@]}" "$OUT/bin/stream_load" -p "$port" -n "$level" -d "$STREAM_SECONDS" -s "$pid" \
+      -k "$key" "$@" > "$TMP/stream.txt" 2>&1 || { cat "$TMP/stream.txt" >&2; exit 1; }
     cat "$TMP/stream.txt" >> "$OUT/streams.log"
     grep '^SAMPLE ' "$TMP/stream.txt" >> "$SAMPLES"
-    echo "  $5: $(grep -v '^SAMPLE ' "$TMP/stream.txt")"
+    echo "  $label: $(grep -v '^SAMPLE ' "$TMP/stream.txt")"
     sleep 2   # let the server close the last connections
   }
+  # Server CPU per delivered frame, motion-server ÷ the floor (medians of the runs so far):
+  # floor_ratio <motion key> <floor key> <label>
+  floor_ratio() {
+    grep -hE "^SAMPLE ($1|$2) " "$SAMPLES" | python3 -c '
+import re, statistics, sys
+mine, floor, label = sys.argv[1:4]
+per = {mine: [], floor: []}
+for line in sys.stdin:
+    m = re.match(r"SAMPLE (\S+) .*server_cpu_us_per_frame=([0-9.]+)", line)
+    if m and m.group(1) in per: per[m.group(1)].append(float(m.group(2)))
+if per[mine] and per[floor]:
+    s, f = statistics.median(per[mine]), statistics.median(per[floor])
+    print(f"  {label}: server CPU per frame {s:.2f} us, floor {f:.2f} us: {s / f:.2f}x the floor (goal <= 2.0)")
+' "$1" "$2" "$3"
+  }
+  wants streams || STREAM_LEVELS=""
+  [ -n "$STREAM_LEVELS" ] && echo "streams at $STREAM_LEVELS concurrent (${STREAM_SECONDS} s, $STREAM_RUNS runs each)"
   for level in $STREAM_LEVELS; do
     for run in $(seq 1 "$STREAM_RUNS"); do
       stream_run "stream.$level" "$SERVER_PORT" "$SERVER_PID" "$level" "run $run, motion-server"
       check_server "stream run $run at $level streams"
       stream_run "floor.$level" "$FLOOR_PORT" "$FLOOR_PID" "$level" "run $run, floor"
     done
-    # Server CPU per delivered frame, motion-server ÷ the floor (medians of the runs above).
-    grep -hE "^SAMPLE (stream|floor)\.$level " "$SAMPLES" | python3 -c '
-import re, statistics, sys
-per = {"stream": [], "floor": []}
-for line in sys.stdin:
-    m = re.match(r"SAMPLE (stream|floor)\.\d+ .*server_cpu_us_per_frame=([0-9.]+)", line)
-    if m: per[m.group(1)].append(float(m.group(2)))
-if per["stream"] and per["floor"]:
-    s, f = statistics.median(per["stream"]), statistics.median(per["floor"])
-    print(f"  {sys.argv[1]} streams: server CPU per frame {s:.2f} us, floor {f:.2f} us: {s / f:.2f}x the floor (goal <= 2.0)")
-' "$level"
+    floor_ratio "stream.$level" "floor.$level" "$level streams"
   done
+  if wants streams || wants sessions; then
+    # Watchers over live sessions (stream_load -S): each run creates its own sessions.
+    echo "$SESSION_WATCHERS watchers over $SESSION_COUNT sessions (${STREAM_SECONDS} s, $STREAM_RUNS runs)"
+    for run in $(seq 1 "$STREAM_RUNS"); do
+      stream_run "session.$SESSION_WATCHERS" "$SERVER_PORT" "$SERVER_PID" "$SESSION_WATCHERS" "run $run, motion-server" -S "$SESSION_COUNT"
+      check_server "session run $run"
+      stream_run "sessionfloor.$SESSION_WATCHERS" "$FLOOR_PORT" "$FLOOR_PID" "$SESSION_WATCHERS" "run $run, floor" -S "$SESSION_COUNT"
+    done
+    floor_ratio "session.$SESSION_WATCHERS" "sessionfloor.$SESSION_WATCHERS" "$SESSION_WATCHERS watchers / $SESSION_COUNT sessions"
+  fi
+  if [ -n "$WANT_MAX" ]; then
+    # The most streams one server core holds at 60 fps: short runs at rising levels, each server
+    # in turn, until a level misses >= 99.9 % delivered or p99 lateness < 16.7 ms (report.py
+    # takes the highest level passed with every lower one passed).
+    echo "most streams per server core: levels $MAX_LEVELS, ${MAX_SECONDS} s each (stops at the first miss)"
+    max_passes() {  # max_passes <key>: the last run at <key> met both bounds
+      grep -E "^SAMPLE $1 " "$SAMPLES" | tail -1 | python3 -c '
+import re, sys
+line = sys.stdin.read()
+d = float(re.search(r"delivered_ratio=([0-9.eE+-]+)", line).group(1)) if line else 0
+p = float(re.search(r"p99_ms=([0-9.naN]+)", line).group(1)) if line else 99
+sys.exit(0 if d >= 0.999 and p < 16.7 else 1)'
+    }
+    motion_ok=1; floor_ok=1
+    for level in $MAX_LEVELS; do
+      [ -n "$motion_ok$floor_ok" ] || break
+      if [ -n "$motion_ok" ]; then
+        STREAM_SECONDS="$MAX_SECONDS" stream_run "max.motion.$level" "$SERVER_PORT" "$SERVER_PID" "$level" "$level streams, motion-server"
+        check_server "max-streams run at $level"
+        max_passes "max.motion.$level" || motion_ok=""
+      fi
+      if [ -n "$floor_ok" ]; then
+        STREAM_SECONDS="$MAX_SECONDS" stream_run "max.floor.$level" "$FLOOR_PORT" "$FLOOR_PID" "$level" "$level streams, floor"
+        max_passes "max.floor.$level" || floor_ok=""
+      fi
+    done
+  fi
   kill "$FLOOR_PID" 2>/dev/null || true
   wait "$FLOOR_PID" 2>/dev/null || true
   forget "$FLOOR_PID"
-  if [ -n "$HAVE_PERF" ]; then
+  if [ -n "$HAVE_PERF" ] && [ -n "$STREAM_LEVELS" ]; then
     top_level="${STREAM_LEVELS##* }"
     echo "profiling motion-server with $top_level streams"
     "${LOAD_PIN[@]}" "$OUT/bin/stream_load" -p "$SERVER_PORT" -n "$top_level" -d "$(( STREAM_SECONDS < 12 ? STREAM_SECONDS : 12 ))" \
@@ -444,7 +530,7 @@ fi
 log "summary"
 python3 "$BENCH/scripts/report.py" --samples "$SAMPLES" --out-dir "$OUT" --results "$RESULTS" \
   --command "$COMMAND" --started "$START_TIME" --quick "${QUICK:-0}" --runs "$RUNS" \
-  --stream-seconds "$STREAM_SECONDS" --stream-runs "$STREAM_RUNS" --wrk-seconds "$WRK_SECONDS" \
+  --stream-seconds "$STREAM_SECONDS" --stream-runs "$STREAM_RUNS" --max-seconds "$MAX_SECONDS" --wrk-seconds "$WRK_SECONDS" \
   --wrk-connections "$WRK_CONNECTIONS" --load-threads "$LOAD_THREADS" \
   --server-cpus "$SERVER_CPUS" --load-cpus "$LOAD_CPUS" --swift "$SWIFT"
 echo

@@ -19,8 +19,21 @@
  * the client's own CPU (so a saturated client is visible). One `SAMPLE` line for run.sh,
  * then a human summary.
  *
+ * Session mode (-S SESSIONS): first creates SESSIONS live sessions one after another
+ * (`POST /v1/sessions?speed=1`, one connection each, the same one-tween document lasting
+ * SECONDS + LEAD, LEAD = 1 s + the time the watchers take to connect), then opens the N
+ * connections as watchers (`GET /v1/sessions/ID/frames`), spread round-robin over the
+ * sessions (N = 1000, S = 100: ten watchers each). A watcher gets the frame at the
+ * session's current time when it joins, then each frame of the session's 60 Hz grid up to
+ * the end, then the end line. Due: per watcher, that first frame, every grid frame after
+ * it and the end frame (the session's end; frames a watcher cannot have had are not
+ * counted). Lateness is measured as for streams, but against the session's start, the
+ * earliest (arrival - time) over all the watchers of the session (they share one clock),
+ * leaving out each watcher's first frame (due when it joined, not on the schedule).
+ * The SAMPLE line's key defaults to session.N; the figures are the same as for streams.
+ *
  * Usage: stream_load -p PORT [-h 127.0.0.1] [-n STREAMS] [-d SECONDS] [-f FPS]
- *                    [-r CONNECTS_PER_S] [-g GRACE_S] [-s SERVER_PID] [-k KEY]
+ *                    [-r CONNECTS_PER_S] [-g GRACE_S] [-s SERVER_PID] [-k KEY] [-S SESSIONS]
  * Build: gcc -O2 -o stream_load stream_load.c   (run.sh does this)
  */
 #define _GNU_SOURCE
@@ -60,6 +73,18 @@ struct stream {
     /* (arrival - time) in ns relative to the run's start, one per frame. */
     int64_t *offsets;
     size_t frames, capacity;
+    /* Session mode: the session watched (index), and the time of the first frame. */
+    long session;
+    double first_time;
+    int have_first_time;
+};
+
+/* Session mode: the sessions created before the watchers connect. */
+struct session {
+    char id[80];
+    uint64_t created_ns;   /* when the 201 arrived */
+    char request[512];     /* the watcher's request */
+    int request_len;
 };
 
 static uint64_t now_ns(void) {
@@ -118,7 +143,7 @@ static long read_rss_kb(int pid) {
 }
 
 static void usage(const char *name) {
-    fprintf(stderr, "usage: %s -p PORT [-h HOST] [-n STREAMS] [-d SECONDS] [-f FPS] [-r CONNECTS_PER_S] [-g GRACE_S] [-s SERVER_PID] [-k KEY]\n", name);
+    fprintf(stderr, "usage: %s -p PORT [-h HOST] [-n STREAMS] [-d SECONDS] [-f FPS] [-r CONNECTS_PER_S] [-g GRACE_S] [-s SERVER_PID] [-k KEY] [-S SESSIONS]\n", name);
     exit(2);
 }
 
@@ -131,6 +156,64 @@ static long expected_frames(double duration, double fps) {
     return k + 1;
 }
 
+/* Session mode: creates one session with a blocking connection (`Connection: close`, read to
+ * the end); fills in its id. Returns -1 on failure. */
+static int create_session(const struct sockaddr_in *address, const char *host, int port, const char *body,
+                          int body_len, struct session *out) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (connect(fd, (const struct sockaddr *)address, sizeof *address) < 0) { close(fd); return -1; }
+    char request[1024];
+    int n = snprintf(request, sizeof request,
+        "POST /v1/sessions?speed=1 HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\nContent-Length: %d\r\n\r\n%s", host, port, body_len, body);
+    for (int sent = 0; sent < n;) {
+        ssize_t w = write(fd, request + sent, (size_t)(n - sent));
+        if (w <= 0) { close(fd); return -1; }
+        sent += (int)w;
+    }
+    char answer[8192];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, answer + len, sizeof answer - 1 - len);
+        if (r <= 0) break;
+        len += (size_t)r;
+        if (len + 1 >= sizeof answer) break;
+    }
+    close(fd);
+    answer[len] = 0;
+    out->created_ns = now_ns();
+    int status = 0;
+    if (sscanf(answer, "HTTP/1.%*d %d", &status) != 1 || status != 201) {
+        fprintf(stderr, "stream_load: POST /v1/sessions answered %d: %.200s\n", status, answer);
+        return -1;
+    }
+    char *id = strstr(answer, "\"id\":\"");
+    if (!id) return -1;
+    id += 6;
+    size_t k = 0;
+    while (id[k] && id[k] != '"' && k + 1 < sizeof out->id) { out->id[k] = id[k]; k++; }
+    out->id[k] = 0;
+    if (id[k] != '"') return -1;
+    out->request_len = snprintf(out->request, sizeof out->request,
+        "GET /v1/sessions/%s/frames HTTP/1.1\r\nHost: %s:%d\r\nAccept: application/x-ndjson\r\n\r\n",
+        out->id, host, port);
+    return 0;
+}
+
+/* Session mode: the frames due to a watcher whose first frame was at session time t0, for a
+ * session of `duration` at `fps`: that frame, the grid frames k/fps after it and before the
+ * end (more than 1 us before it), and the end frame. */
+static long watcher_due(double t0, double duration, double fps) {
+    if (t0 >= duration - 1e-6) return 1;
+    double limit = duration - 1e-6;
+    long k = (long)floor(t0 * fps) + 1;
+    while ((double)k / fps <= t0 + 1e-9) k++;
+    long count = 1;
+    while ((double)k / fps < limit) { count++; k++; }
+    return count + 1;
+}
+
 static void handle_line(struct stream *s, uint64_t arrival, uint64_t run_start) {
     if (s->line_overflow) return;
     s->line[s->line_len] = 0;
@@ -138,6 +221,7 @@ static void handle_line(struct stream *s, uint64_t arrival, uint64_t run_start) 
         char *t = strstr(s->line, "\"time\":");
         if (!t) return;
         double time = strtod(t + 7, NULL);
+        if (!s->have_first_time) { s->first_time = time; s->have_first_time = 1; }
         if (s->frames == s->capacity) {
             s->capacity = s->capacity ? s->capacity * 2 : 64;
             s->offsets = realloc(s->offsets, s->capacity * sizeof(int64_t));
@@ -227,10 +311,10 @@ static int consume(struct stream *s, const char *data, size_t n, uint64_t arriva
 int main(int argc, char **argv) {
     const char *host = "127.0.0.1", *key = NULL;
     int port = 0, server_pid = 0;
-    long streams = 100;
+    long streams = 100, session_count = 0;
     double duration = 30, fps = 60, ramp = 2000, grace = 5;
     int opt;
-    while ((opt = getopt(argc, argv, "h:p:n:d:f:r:g:s:k:")) != -1) {
+    while ((opt = getopt(argc, argv, "h:p:n:d:f:r:g:s:k:S:")) != -1) {
         switch (opt) {
         case 'h': host = optarg; break;
         case 'p': port = atoi(optarg); break;
@@ -241,12 +325,19 @@ int main(int argc, char **argv) {
         case 'g': grace = atof(optarg); break;
         case 's': server_pid = atoi(optarg); break;
         case 'k': key = optarg; break;
+        case 'S': session_count = atol(optarg); break;
         default: usage(argv[0]);
         }
     }
-    if (port <= 0 || streams <= 0 || duration <= 0 || fps <= 0 || ramp <= 0) usage(argv[0]);
+    if (port <= 0 || streams <= 0 || duration <= 0 || fps <= 0 || ramp <= 0 || session_count < 0 || session_count > streams)
+        usage(argv[0]);
     char default_key[64];
-    if (!key) { snprintf(default_key, sizeof default_key, "stream.%ld", streams); key = default_key; }
+    if (!key) {
+        snprintf(default_key, sizeof default_key, session_count ? "session.%ld" : "stream.%ld", streams);
+        key = default_key;
+    }
+    /* Session mode: the session outlasts the watchers' connecting by LEAD. */
+    double lead = session_count ? 1.0 + (double)streams / ramp : 0;
 
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
@@ -262,7 +353,7 @@ int main(int argc, char **argv) {
     char body[512];
     int body_len = snprintf(body, sizeof body,
         "{\"fps\":%.17g,\"target\":{\"x\":0},\"motion\":{\"type\":\"tween\",\"duration\":%.17g,"
-        "\"easing\":\"linear\",\"properties\":[{\"path\":\"x\",\"to\":320}]}}", fps, duration);
+        "\"easing\":\"linear\",\"properties\":[{\"path\":\"x\",\"to\":320}]}}", fps, duration + lead);
     char request[1024];
     int request_len = snprintf(request, sizeof request,
         "POST /v1/streams?speed=1 HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
@@ -277,6 +368,18 @@ int main(int argc, char **argv) {
 
     struct stream *all = calloc((size_t)streams, sizeof *all);
     if (!all) { perror("calloc"); return 1; }
+    struct session *sessions = NULL;
+    if (session_count) {
+        sessions = calloc((size_t)session_count, sizeof *sessions);
+        if (!sessions) { perror("calloc"); return 1; }
+        for (long i = 0; i < session_count; i++) {
+            if (create_session(&address, host, port, body, body_len, &sessions[i]) < 0) {
+                fprintf(stderr, "stream_load: could not create session %ld of %ld\n", i + 1, session_count);
+                return 1;
+            }
+        }
+        for (long i = 0; i < streams; i++) all[i].session = i % session_count;
+    }
     int ep = epoll_create1(0);
     if (ep < 0) { perror("epoll_create1"); return 1; }
 
@@ -323,7 +426,7 @@ int main(int argc, char **argv) {
             opened++;
         }
         if (opened == streams && deadline_all == 0) {
-            deadline_all = now + (uint64_t)((duration + grace) * 1e9);
+            deadline_all = now + (uint64_t)((duration + lead + grace) * 1e9);
         }
         if (finished == streams) break;
         if (deadline_all && now >= deadline_all) break;
@@ -362,13 +465,15 @@ int main(int argc, char **argv) {
                 s->state = SENDING;
             }
             if (s->state == SENDING) {
-                ssize_t w = write(s->fd, request + s->sent, (size_t)request_len - s->sent);
+                const char *req = session_count ? sessions[s->session].request : request;
+                size_t req_len = session_count ? (size_t)sessions[s->session].request_len : (size_t)request_len;
+                ssize_t w = write(s->fd, req + s->sent, req_len - s->sent);
                 if (w > 0) s->sent += (size_t)w;
                 else if (w < 0 && errno != EAGAIN) {
                     close(s->fd); s->fd = -1; s->state = FAILED; connect_errors++; finished++; active--;
                     continue;
                 }
-                if (s->sent == (size_t)request_len) {
+                if (s->sent == req_len) {
                     s->state = HEADERS;
                     s->line_len = 0;
                     struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.u64 = (uint64_t)index };
@@ -418,12 +523,38 @@ int main(int argc, char **argv) {
     uint64_t *first = malloc(((size_t)streams + 1) * sizeof(uint64_t));
     size_t m = 0, firsts = 0, late_frames = 0;
     uint64_t interval_ns = (uint64_t)(1e9 / fps);
+    /* Session mode: one start per session, the earliest over its watchers. A watcher's first
+     * frame is the session's frame at the moment it joined, due then and not on the session's
+     * schedule (a watcher that joins before the clock's first tick gets time 0 early), so it
+     * is left out of the start and of the lateness (it is counted as delivered). */
+    int64_t *session_base = NULL;
+    size_t skip = session_count ? 1 : 0;
+    if (session_count) {
+        session_base = malloc((size_t)session_count * sizeof(int64_t));
+        for (long j = 0; j < session_count; j++) session_base[j] = INT64_MAX;
+        for (long i = 0; i < streams; i++) {
+            struct stream *s = &all[i];
+            for (size_t k = 1; k < s->frames; k++)
+                if (s->offsets[k] < session_base[s->session]) session_base[s->session] = s->offsets[k];
+        }
+    }
+    double due = 0;
+    for (long i = 0; i < streams; i++) {
+        struct stream *s = &all[i];
+        if (!session_count) { due += (double)per_stream; continue; }
+        /* The session time the watcher joined at: its first frame's, or (none arrived) the
+         * time since the session was created. */
+        double t0 = s->have_first_time ? s->first_time
+                    : (double)(s->requested_ns - sessions[s->session].created_ns) / 1e9;
+        due += (double)watcher_due(t0 < 0 ? 0 : t0, duration + lead, fps);
+    }
     for (long i = 0; i < streams; i++) {
         struct stream *s = &all[i];
         if (s->frames == 0) continue;
         int64_t base = s->offsets[0];
         for (size_t k = 1; k < s->frames; k++) if (s->offsets[k] < base) base = s->offsets[k];
-        for (size_t k = 0; k < s->frames; k++) {
+        if (session_count) base = session_base[s->session];
+        for (size_t k = skip; k < s->frames; k++) {
             int64_t late = s->offsets[k] - base;
             lateness[m++] = late;
             if ((uint64_t)late > interval_ns) late_frames++;
@@ -438,7 +569,6 @@ int main(int argc, char **argv) {
     double lmax = m ? (double)lateness[m - 1] / 1e6 : NAN;
     double ttfb50 = firsts ? (double)first[(size_t)(0.50 * (double)(firsts - 1))] / 1e6 : NAN;
     double ttfb99 = firsts ? (double)first[(size_t)(0.99 * (double)(firsts - 1))] / 1e6 : NAN;
-    double due = (double)streams * (double)per_stream;
     double delivered = (double)total_frames;
 
     /* Server CPU over the steady part (or the whole run when it was too short). */
@@ -468,10 +598,11 @@ int main(int argc, char **argv) {
 
     printf("SAMPLE %s delivered_ratio=%.17g delivered=%.0f due=%.0f p50_ms=%.6f p99_ms=%.6f p999_ms=%.6f max_ms=%.6f "
            "late_ratio=%.17g ttff_p50_ms=%.6f ttff_p99_ms=%.6f server_cpu_pct=%.3f server_cpu_all_pct=%.3f "
-           "server_cpu_us_per_frame=%.4f server_rss_mb=%.3f client_cpu_pct=%.3f connect_errors=%ld http_errors=%ld dropped=%ld streams=%ld\n",
+           "server_cpu_us_per_frame=%.4f server_rss_mb=%.3f client_cpu_pct=%.3f connect_errors=%ld http_errors=%ld dropped=%ld streams=%ld sessions=%ld\n",
            key, due > 0 ? delivered / due : 0, delivered, due, p50, p99, p999, lmax,
            m ? (double)late_frames / (double)m : 0, ttfb50, ttfb99, cpu_pct, cpu_all_pct,
-           cpu_us_per_frame, (double)peak_rss_kb / 1024.0, client_cpu, connect_errors, http_errors, dropped, streams);
+           cpu_us_per_frame, (double)peak_rss_kb / 1024.0, client_cpu, connect_errors, http_errors, dropped, streams, session_count);
+    if (session_count) printf("%ld watchers of %ld sessions (%.0f s each), ", streams, session_count, duration + lead);
     printf("%ld streams x %ld frames at %g fps: delivered %.0f of %.0f (%.4f%%); lateness p50 %.3f ms, p99 %.3f ms, "
            "p99.9 %.3f ms, max %.3f ms; %.4f%% later than one frame; first frame p50 %.1f ms, p99 %.1f ms; "
            "server CPU %.1f%% (steady), %.2f us a frame, RSS peak %.1f MB; client CPU %.1f%%; errors: %ld connect, %ld http, %ld dropped mid-stream\n",

@@ -37,7 +37,10 @@ final class FrameStream: PacedStream, @unchecked Sendable {
         }
         while bytes.count < chunkBytes {
             if let t = encoder.nextFrameTime {
-                guard let due = dueNanos(t), due <= now else { return }
+                guard let due = dueNanos(t), due <= now else {
+                    quietUntil = dueNanos(t) ?? 0
+                    return
+                }
                 encoder.writeNext(into: &bytes)
                 frames += 1
             } else {

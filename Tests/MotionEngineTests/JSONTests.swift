@@ -65,4 +65,73 @@ final class JSONTests: XCTestCase {
     func testPointerEscaping() {
         XCTAssertEqual(JSONPointer.appending("/target", "a/b~c"), "/target/a~1b~0c")
     }
+
+    /// Short decimals skip strtod (`exactDecimal`); the double must be strtod's, bit for bit,
+    /// on the edges of the fast path and over many random literals on both sides of it.
+    func testShortDecimalsReadAsStrtodDoes() throws {
+        func strtodValue(_ text: String) -> Double { text.withCString { strtod($0, nil) } }
+        var literals = ["0", "-0", "-0.0", "0.1", "0.3", "1.5", "-2.25", "123456789012345", "1234567890123456",
+                        "999999999999999.9", "0.000000000000000000001", "0.0000000000000000000001", "0.00000000000000000000001",
+                        "9007199254740993", "1.7976931348623157", "4.9406564584124654", "0.1000000000000000055511151231257827"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 {
+            let integerDigits = Int.random(in: 0...17, using: &generator)
+            let fractionDigits = Int.random(in: 0...24, using: &generator)
+            var text = Bool.random(using: &generator) ? "-" : ""
+            text += integerDigits == 0 ? "0" : String((0..<integerDigits).map { i in Character(String(i == 0 ? Int.random(in: 1...9, using: &generator) : Int.random(in: 0...9, using: &generator))) })
+            if fractionDigits > 0 {
+                text += "." + String((0..<fractionDigits).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            }
+            literals.append(text)
+        }
+        for text in literals {
+            let parsed = try JSONParser.parse(text)
+            XCTAssertEqual(parsed.numberValue?.bitPattern, strtodValue(text).bitPattern, text)
+        }
+    }
+
+    /// Objects past `JSONObject.indexedCount` keys keep an index: lookups, replacements,
+    /// removals and duplicate keys behave as in a small object.
+    func testLargeObjectsFindReplaceRemoveAndRejectDuplicates() throws {
+        let count = JSONObject.indexedCount * 3
+        let text = "{" + (0..<count).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+        guard case .object(var object) = try JSONParser.parse(text) else { return XCTFail("not an object") }
+        XCTAssertEqual(object.count, count)
+        for index in 0..<count { XCTAssertEqual(object["k\(index)"], .number(Double(index))) }
+        XCTAssertNil(object["k\(count)"])
+        object["k3"] = .string("three")
+        object["k0"] = nil
+        object["new"] = .bool(true)
+        XCTAssertEqual(object.keys.first, "k1")
+        XCTAssertEqual(object.keys.last, "new")
+        XCTAssertEqual(object["k3"], .string("three"))
+        XCTAssertEqual(object["k\(count - 1)"], .number(Double(count - 1)))
+        XCTAssertEqual(object.position(of: "new"), count - 1)
+        XCTAssertNil(object["k0"])
+        let duplicate = "{" + (0..<count).map { #""k\#($0)":0"# }.joined(separator: ",") + #","k7":1}"#
+        XCTAssertThrowsError(try JSONParser.parse(duplicate)) { error in
+            XCTAssertEqual((error as? JSONSyntaxError)?.message, #"duplicate key "k7""#)
+        }
+    }
+
+    /// ObjectReader marks fields by position (a bit each for the first 64, flags past that):
+    /// every field not read is reported, in document order, with a suggestion among the names
+    /// asked for, present or not.
+    func testObjectReaderReportsUnreadFieldsPastSixtyFour() throws {
+        let count = 70
+        let text = "{" + (0..<count).map { #""f\#($0)":\#($0)"# }.joined(separator: ",") + #","duratoin":1}"#
+        guard case .object(let object) = try JSONParser.parse(text) else { return XCTFail("not an object") }
+        let diagnostics = Diagnostics()
+        let reader = ObjectReader(object, at: "/x", diagnostics)
+        XCTAssertEqual(reader.number("f3"), 3)
+        XCTAssertEqual(reader.number("f66"), 66)
+        XCTAssertNil(reader.number("duration"))
+        reader.accept("f69", "absent")
+        reader.finish()
+        let read: Set<String> = ["f3", "f66", "f69"]
+        let expected = (0..<count).map { "f\($0)" }.filter { !read.contains($0) }.map { "/x/\($0)" } + ["/x/duratoin"]
+        XCTAssertEqual(diagnostics.problems.map(\.pointer), expected)
+        XCTAssertEqual(diagnostics.problems.last?.message, "unknown field 'duratoin': did you mean 'duration'?")
+        XCTAssertEqual(diagnostics.problems.first?.message, "unknown field 'f0': did you mean 'f3'?")
+    }
 }

@@ -48,4 +48,37 @@ final class RequestTagTests: XCTestCase {
         XCTAssertFalse(RequestTag.matches(ifNoneMatch: #""x", "y""#, tag: tag))
         XCTAssertFalse(RequestTag.matches(ifNoneMatch: "00112233445566778899aabbccddeeff", tag: tag), "tags are quoted")
     }
+
+    /// Literal tags computed before the canonical writer was made to hash while it walks:
+    /// any change of a tag value for the same request (and engine version) is caught here.
+    func testTagValuesArePinned() throws {
+        let version = "motion-server 0.0.0-pinned"
+        let cases: [(document: String, kind: String, tag: String)] = [
+            (#"{"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":0,"to":1}]}}"#, "timeline",
+             "ace175b30350b1ad88b229a903028e1b"),
+            (#"{"fps":30,"target":{"b":{"z":1,"y":-2.5},"a":[1e21,0.1,-0.0]},"window":{"end":2,"start":0},"output":{"format":"csv","events":false},"motion":{"type":"timeline","labels":{"q":1,"p":0.25},"children":[{"type":"tween","id":"\u00e9t\u00e9 \"q\"\n","easing":"easeInOut","duration":0.5,"properties":[{"path":"b","to":{"z":3,"y":null}},{"path":"a","keyframes":[[1,2,3],[4,5,6]]}]}]}}"#, "timeline",
+             "053f8d609f3d9ca8fb6ddceee624659b"),
+            (#"{"documents":[{"motion":{"type":"spring","properties":[{"path":"x","to":100}],"stiffness":170,"damping":26,"velocity":true}}]}"#, "batch",
+             "327db427deb339348a71cbd8472cbb1b"),
+        ]
+        for (index, item) in cases.enumerated() {
+            let json = try JSONParser.parse(Array(item.document.utf8))
+            XCTAssertEqual(RequestTag.tag(for: json, kind: item.kind, engineVersion: version), "\"\(item.tag)\"", "case \(index)")
+        }
+    }
+
+    /// The canonical walk writes strings as `JSONWriter` does (every control byte, quotes,
+    /// backslashes, non-ASCII), and sorts objects of any size by their keys' bytes.
+    func testCanonicalStringsAndLargeObjects() throws {
+        let text = String((0..<0x80).map { Character(Unicode.Scalar(UInt8($0))) }) + "é😀/~"
+        XCTAssertEqual(RequestTag.canonical(.string(text)), JSON.string(text).serialized)
+        XCTAssertEqual(RequestTag.canonical(.object(JSONObject([(text, .null)]))), JSON.object(JSONObject([(text, .null)])).serialized)
+        for count in [2, 16, 17, 40] {
+            let keys = (0..<count).map { "key\($0 * 7919 % 1000)é" }
+            let object = JSONObject(keys.map { ($0, JSON.number(1)) })
+            let sorted = keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            let expected = "{" + sorted.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            XCTAssertEqual(String(decoding: RequestTag.canonical(.object(object)), as: UTF8.self), expected, "\(count) keys")
+        }
+    }
 }

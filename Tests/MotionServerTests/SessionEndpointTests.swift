@@ -123,6 +123,41 @@ final class SessionEndpointTests: ServerTestCase {
         XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["state"]?.string, "reversing")
     }
 
+    /// The watchers of one session share each frame's encoding (LiveSession's frame cache):
+    /// every watcher still gets exactly its frames, the same bytes for the same time, with
+    /// values as /v1/timelines computes them, NDJSON and SSE alike.
+    func testWatchersOfOneSessionGetTheSameFrameBytes() throws {
+        let server = try startServer()
+        let (id, _) = try createSession(server, linear(seconds: 1, fps: 20))
+        let readers = try (0..<3).map { _ in try watch(server, id) }
+        let sse = try server.client(readTimeout: 10)
+        try sse.sendRequest("GET", "/v1/sessions/\(id)/frames", headers: [("Accept", "text/event-stream")])
+        XCTAssertEqual(try sse.readResponseHead().status, 200)
+        let sseReader = StreamLineReader(sse)
+        var framesByTime: [[Double: String]] = []
+        for reader in readers + [sseReader] {
+            var frames: [Double: String] = [:]
+            while let raw = try reader.next() {
+                let line = raw.hasPrefix("data: ") ? String(raw.dropFirst(6)) : raw
+                guard line.hasPrefix("{") else { continue }
+                let json = try JSONValue.parse(line)
+                if json["end"]?.bool == true { break }
+                guard json["values"] != nil, let t = json["time"]?.double else { continue }
+                XCTAssertNil(frames[t], "one frame per time")
+                frames[t] = line
+                XCTAssertEqual(json["values"]?["x"]?.double ?? -1, 100 * t, accuracy: 1e-9)
+                if t != 1, (t * 20).rounded() == t * 20 { XCTAssertEqual(json["frame"]?.int, Int((t * 20).rounded())) }
+            }
+            XCTAssertEqual(frames[1], #"{"frame":20,"time":1,"values":{"x":100}}"#)
+            framesByTime.append(frames)
+        }
+        for frames in framesByTime.dropFirst() {
+            let common = Set(frames.keys).intersection(framesByTime[0].keys)
+            XCTAssertGreaterThan(common.count, 10, "the watchers overlap on most grid frames")
+            for t in common { XCTAssertEqual(frames[t], framesByTime[0][t], "t = \(t)") }
+        }
+    }
+
     func testStopEndsStreamsAndRefusesFurtherCommands() throws {
         let server = try startServer()
         let (id, _) = try createSession(server, linear())

@@ -47,7 +47,8 @@ extension DocumentDecoder {
 
     /// Expands a property node's wildcards and applies its stagger.
     func authoring(_ node: MotionNode, stagger: Stagger??, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> MotionNode? {
-        let pointer = node.header.pointer + "/stagger"
+        // Built only for a node with a stagger (it is needed for its problems only).
+        let pointer = stagger == nil ? "" : node.header.pointer + "/stagger"
         switch node {
         case .tween(var tween):
             guard let properties = expandWildcards(tween.properties, &context, diagnostics) else { return nil }

@@ -107,13 +107,17 @@ public struct DocumentDecoder: Sendable {
     func decodeNode(_ json: JSON, at pointer: String, depth: Int, _ context: inout NodeContext, _ diagnostics: Diagnostics) -> MotionNode? {
         guard let reader = ObjectReader.expecting(json, at: pointer, diagnostics) else { return nil }
         guard let type = reader.string("type", required: true) else {
-            reader.accept(contentsOf: reader.object.keys)
+            reader.acceptAll()
             return nil
         }
-        for key in ["at", "label"] where reader.has(key) {
+        // Two literal checks rather than a loop over an array literal (one allocation a node).
+        func refuseTimelineField(_ key: String) {
+            guard reader.has(key) else { return }
             reader.accept(key)
             diagnostics.invalid(reader.pointer(key), "'\(key)' applies only to a child of a timeline")
         }
+        refuseTimelineField("at")
+        refuseTimelineField("label")
         switch type {
         case "tween":
             let stagger = staggerField(reader, diagnostics)
@@ -133,7 +137,7 @@ public struct DocumentDecoder: Sendable {
             return decodePathNode(type, header, reader, diagnostics).map(MotionNode.path)
         case "group", "sequence", "timeline":
             guard depth < limits.maxDepth else {
-                reader.accept(contentsOf: reader.object.keys)
+                reader.acceptAll()
                 diagnostics.invalid(pointer, "groups and sequences nest deeper than \(limits.maxDepth) levels (max-depth)")
                 return nil
             }
@@ -181,7 +185,7 @@ public struct DocumentDecoder: Sendable {
             reader.finish()
             return complete ? .sequence(SequenceNode(header: header, steps: children, reversingMode: mode)) : nil
         default:
-            reader.accept(contentsOf: reader.object.keys)
+            reader.acceptAll()
             diagnostics.invalid(reader.pointer("type"), "unknown node type '\(type)'; expected one of \(Self.nodeTypes.joined(separator: ", "))")
             return nil
         }
@@ -239,8 +243,9 @@ public struct DocumentDecoder: Sendable {
         var properties: [TweenProperty] = []
         var overLimit = false
         if let items = propertyItems(reader, &context, &overLimit, diagnostics) {
+            let base = reader.pointer("properties")
             for (index, item) in items.enumerated() {
-                let pointer = JSONPointer.appending(reader.pointer("properties"), index)
+                let pointer = JSONPointer.appending(base, index)
                 if let property = decodeTweenProperty(item, at: pointer, diagnostics) { properties.append(property) }
             }
             if !durationGiven, !items.isEmpty, properties.count == items.count, properties.contains(where: { $0.duration == nil }) {
@@ -264,9 +269,8 @@ public struct DocumentDecoder: Sendable {
         let (keyframes, keyframesFailed) = decodeTweenKeyframes(reader, hasEasing: reader.has("easing"), diagnostics)
         var from = keyframes == nil ? reader.value("from") : nil
         var to = keyframes == nil ? reader.value("to", required: !keyframesFailed) : nil
-        for (key, value) in [("from", from), ("to", to)] {
-            if let value { checkValueType(value, at: reader.pointer(key), diagnostics) }
-        }
+        if let from { checkValueType(from, at: reader, "from", diagnostics) }
+        if let to { checkValueType(to, at: reader, "to", diagnostics) }
         if let keyframes {
             from = keyframes.values.first!
             to = keyframes.values.last!
@@ -297,16 +301,16 @@ public struct DocumentDecoder: Sendable {
         var complete = true
         var overLimit = false
         if let items = propertyItems(reader, &context, &overLimit, diagnostics) {
+            let base = reader.pointer("properties")
             for (index, item) in items.enumerated() {
-                let pointer = JSONPointer.appending(reader.pointer("properties"), index)
+                let pointer = JSONPointer.appending(base, index)
                 guard let property = ObjectReader.expecting(item, at: pointer, diagnostics) else { complete = false; continue }
                 let path = decodePath(property, diagnostics)
                 let (keyframes, keyframesFailed) = type == "spring" ? decodeSpringKeyframes(property, diagnostics) : (nil, false)
                 var from = keyframes == nil ? property.value("from") : nil
                 var to = keyframes == nil ? property.value("to", required: type == "spring" && !keyframesFailed) : nil
-                for (key, value) in [("from", from), ("to", to)] {
-                    if let value { checkValueType(value, at: property.pointer(key), diagnostics) }
-                }
+                if let from { checkValueType(from, at: property, "from", diagnostics) }
+                if let to { checkValueType(to, at: property, "to", diagnostics) }
                 if let keyframes {
                     from = keyframes.values.first!
                     to = keyframes.values.last!
@@ -424,7 +428,7 @@ public struct DocumentDecoder: Sendable {
         context.propertyCount += items.count
         if context.propertyCount > limits.maxProperties {
             diagnostics.invalid(reader.pointer("properties"), "more than \(limits.maxProperties) properties in the document (limit max-properties)")
-            reader.accept(contentsOf: reader.object.keys)
+            reader.acceptAll()
             overLimit = true
             return nil
         }
@@ -470,6 +474,13 @@ public struct DocumentDecoder: Sendable {
         return additive ? weight ?? 1 : nil
     }
 
+    /// `checkValueType` for the field `key` of `reader`, building its pointer only for a
+    /// problem: a plain number within range (nearly every value) needs none.
+    func checkValueType(_ value: JSON, at reader: ObjectReader, _ key: String, _ diagnostics: Diagnostics) {
+        if case .number(let n) = value, abs(n) <= ObjectReader.maximumMagnitude { return }
+        checkValueType(value, at: reader.pointer(key), diagnostics)
+    }
+
     /// Values are numbers, colour strings, or objects/arrays whose leaves are numbers (docs/values.md).
     func checkValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
@@ -504,7 +515,7 @@ public struct DocumentDecoder: Sendable {
 extension ObjectReader {
     /// Returns the whole object, accepting every key (for free-form objects like `target`).
     func consumeAll() -> JSONObject {
-        accept(contentsOf: object.keys)
+        acceptAll()
         return object
     }
 

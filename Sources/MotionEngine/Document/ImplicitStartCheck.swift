@@ -8,8 +8,11 @@
 /// colour it is a component of). Everything subtler is left to the compiler, which resolves
 /// start values in time order.
 enum ImplicitStartCheck {
+    /// A property without `from`; its pointer (`<node>/properties/<index>`) is written only
+    /// when it is reported.
     private struct Candidate {
-        var pointer: String
+        var node: String
+        var index: Int
         var path: PropertyPath
         var to: JSON?
     }
@@ -20,7 +23,8 @@ enum ImplicitStartCheck {
         collect(motion, at: "/motion", &providers, &candidates)
         for candidate in candidates {
             if let missing = missingLeaf(candidate, target: target, providers: providers) {
-                diagnostics.invalid(candidate.pointer + "/path", "no value at '\(missing)' in target, and no 'from'")
+                let pointer = JSONPointer.appending(candidate.node + "/properties", candidate.index)
+                diagnostics.invalid(pointer + "/path", "no value at '\(missing)' in target, and no 'from'")
             }
         }
     }
@@ -43,14 +47,18 @@ enum ImplicitStartCheck {
             if from != nil {
                 providers.append(path)
             } else {
-                candidates.append(Candidate(pointer: JSONPointer.appending(pointer + "/properties", index), path: path, to: to))
+                candidates.append(Candidate(node: pointer, index: index, path: path, to: to))
             }
         }
-        for key in ["children", "steps"] {
-            for (index, child) in (object[key]?.arrayValue ?? []).enumerated() {
+        // Called twice rather than looping over an array literal (an allocation a node).
+        func collectChildren(_ key: String) {
+            guard let items = object[key]?.arrayValue else { return }
+            for (index, child) in items.enumerated() {
                 collect(child, at: JSONPointer.appending(pointer + "/" + key, index), &providers, &candidates)
             }
         }
+        collectChildren("children")
+        collectChildren("steps")
     }
 
     /// The first leaf of the candidate that nothing can provide, if any.
