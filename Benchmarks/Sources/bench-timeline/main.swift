@@ -3,7 +3,8 @@
 // A 100-track mix of tween, spring and physics nodes (one node per track, all repeating for
 // ever) in one group, sampled at 60 fps over a 60 s window: 3601 frames × 100 tracks ≈
 // 360,000 samples. Two figures per run:
-//   - sampling alone: the compiled timeline sampled at every frame (`Timeline.sample`);
+//   - sampling alone: the compiled timeline sampled at every frame (`Timeline.sample`), and a
+//     track at a time over every frame (`Track.values`, as the `json` answer does);
 //   - the full path of `/v1/timelines`: decode + compile (`TimelineCompiler.compile(bytes)`)
 //     then sample + encode (`TimelineEncoder.encode`), with the split between the two.
 // Samples per second and response bytes per second; median, min and max over the runs.
@@ -81,6 +82,26 @@ func sampleAll(_ timeline: Timeline) -> Double {
     return checksum
 }
 
+/// Sampling as the `json` answer's frame grid does it: a whole track at a time over every
+/// frame time (`Track.values(at:into:cache:)`: a cursor over the segments, curves evaluated
+/// in place, tween progress shared between tracks).
+@inline(never)
+func sampleTracks(_ timeline: Timeline) -> Double {
+    let times = (0..<timeline.frameCount).map { timeline.time(ofFrame: $0) }
+    var values = [Double](repeating: 0, count: times.count)
+    var cache = TweenProgressCache(enabled: timeline.tracks.count > 1)
+    var checksum = 0.0
+    times.withUnsafeBufferPointer { times in
+        values.withUnsafeMutableBufferPointer { values in
+            for track in timeline.tracks {
+                track.values(at: times, into: values.baseAddress!, cache: &cache)
+                for value in values { checksum += value }
+            }
+        }
+    }
+    return checksum
+}
+
 /// The full path; returns (decode+compile seconds, sample+encode seconds, response bytes).
 @inline(never)
 func fullPath(_ body: [UInt8]) -> (Double, Double, Int) {
@@ -105,11 +126,14 @@ for run in 1...runs {
     var checksum = 0.0
     let sampling = seconds { checksum = sampleAll(timeline) }
     consume(checksum)
+    let trackSampling = seconds { checksum = sampleTracks(timeline) }
+    consume(checksum)
     let (compile, encode, bytes) = fullPath(body)
     let full = compile + encode
     sample("timeline.sampling", [("samples_per_s", Double(samples) / sampling), ("ms", sampling * 1000)])
+    sample("timeline.sampling_tracks", [("samples_per_s", Double(samples) / trackSampling), ("ms", trackSampling * 1000)])
     sample("timeline.full", [("samples_per_s", Double(samples) / full), ("bytes_per_s", Double(bytes) / full),
                              ("ms", full * 1000), ("compile_ms", compile * 1000), ("encode_ms", encode * 1000),
                              ("response_bytes", Double(bytes)), ("samples", Double(samples))])
-    say("run \(run): sampling \(fmt(sampling * 1000)) ms (\(fmt(Double(samples) / sampling / 1e6)) M samples/s); full \(fmt(full * 1000)) ms = decode+compile \(fmt(compile * 1000)) + sample+encode \(fmt(encode * 1000)) (\(fmt(Double(samples) / full / 1e6)) M samples/s, \(fmt(Double(bytes) / full / 1e6)) MB/s)")
+    say("run \(run): sampling \(fmt(sampling * 1000)) ms (\(fmt(Double(samples) / sampling / 1e6)) M samples/s), a track at a time \(fmt(trackSampling * 1000)) ms (\(fmt(Double(samples) / trackSampling / 1e6)) M samples/s); full \(fmt(full * 1000)) ms = decode+compile \(fmt(compile * 1000)) + sample+encode \(fmt(encode * 1000)) (\(fmt(Double(samples) / full / 1e6)) M samples/s, \(fmt(Double(bytes) / full / 1e6)) MB/s)")
 }

@@ -30,31 +30,61 @@ public struct JSONWriter: Sendable {
     /// 510 instructions (`ShortestDouble.shortest` ~270, layout ~180, the append ~95), where
     /// `description`, its `String` and appending it cost about 1,000.
     public mutating func number(_ value: Double) {
+        appendFormatted { Self.write(value, to: $0) }
+    }
+
+    /// The longest text `number` writes: `-2.2250738585072014e-308` (`null` and integers
+    /// below 10^15 are shorter).
+    public static let maxNumberBytes = ShortestDouble.maxBytes
+
+    /// Writes `value` as `number(_:)` does at `p`, which must have room for
+    /// `maxNumberBytes`, and returns the byte count. No bounds checks: for loops that size
+    /// their buffer once (`TimelineEncoder`'s frame grid).
+    @inline(__always)
+    public static func write(_ value: Double, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        Pow10Table.entries.withUnsafeBufferPointer { write(value, to: p, table: NumberTable(base: $0.baseAddress!)) }
+    }
+
+    /// The table `ShortestDouble` scales by, fetched once for a loop over many numbers
+    /// (`withNumberTable`).
+    public struct NumberTable {
+        let base: UnsafePointer<(hi: UInt64, lo: UInt64)>
+    }
+
+    /// Runs `body` with the number table, for `write(_:to:table:)` in a loop.
+    @inline(__always)
+    public static func withNumberTable<R>(_ body: (NumberTable) -> R) -> R {
+        Pow10Table.entries.withUnsafeBufferPointer { body(NumberTable(base: $0.baseAddress!)) }
+    }
+
+    /// `write(_:to:)` with the table fetched once by the caller (`withNumberTable`).
+    @inline(__always)
+    public static func write(_ value: Double, to p: UnsafeMutablePointer<UInt8>, table: NumberTable) -> Int {
         let bits = value.bitPattern
         let magnitude = bits & ~(1 << 63)
         let biased = Int(magnitude >> 52)
-        if biased == 0x7FF { raw("null"); return }
+        if biased == 0x7FF {
+            p[0] = UInt8(ascii: "n"); p[1] = UInt8(ascii: "u"); p[2] = UInt8(ascii: "l"); p[3] = UInt8(ascii: "l")
+            return 4
+        }
         // Integral and below 10^15: exactly the doubles with a non-negative binary exponent,
         // or whose fraction bits below the binary point are all zero.
         if magnitude < ShortestDouble.tenToThe15Bits {
             let shift = 1075 - biased // bits below the binary point, when positive
-            if magnitude == 0 { byte(UInt8(ascii: "0")); return }
+            if magnitude == 0 { p[0] = UInt8(ascii: "0"); return 1 }
             if shift <= 52 {
                 let c = magnitude & (1 << 52 - 1) | 1 << 52
                 if shift <= 0 || c & (1 << UInt64(shift) - 1) == 0 {
                     let integral = shift <= 0 ? c << UInt64(-shift) : c >> UInt64(shift)
-                    appendFormatted { p in
-                        var i = 0
-                        if bits >> 63 != 0 { p[0] = UInt8(ascii: "-"); i = 1 }
-                        let n = ShortestDouble.decimalLength(integral)
-                        ShortestDouble.writeDigits(integral, count: n, to: p + i)
-                        return i + n
-                    }
-                    return
+                    var i = 0
+                    if bits >> 63 != 0 { p[0] = UInt8(ascii: "-"); i = 1 }
+                    let n = ShortestDouble.decimalLength(integral)
+                    ShortestDouble.writeDigits(integral, count: n, to: p + i)
+                    return i + n
                 }
             }
         }
-        appendFormatted { ShortestDouble.write(value, to: $0) }
+        return ShortestDouble.write(value, to: p, table: table.base)
     }
 
     /// Runs `body` on a stack buffer of 32 bytes and appends the bytes it says it wrote.
@@ -104,6 +134,32 @@ public struct JSONWriter: Sendable {
         }
         bytes.append(UInt8(ascii: "\""))
     }
+
+    /// Writes `value` as `string(_:)` does at `p`, which must have room for
+    /// `6 · value.utf8.count + 2` bytes, and returns the byte count. No bounds checks.
+    public static func write(string value: String, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        let hex = UnsafeRawPointer(hexDigits.utf8Start).assumingMemoryBound(to: UInt8.self)
+        p[0] = UInt8(ascii: "\"")
+        var i = 1
+        for b in value.utf8 {
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                p[i] = UInt8(ascii: "\\"); p[i + 1] = b; i += 2
+            case 0x0A: p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "n"); i += 2
+            case 0x0D: p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "r"); i += 2
+            case 0x09: p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "t"); i += 2
+            case 0x00..<0x20:
+                p[i] = UInt8(ascii: "\\"); p[i + 1] = UInt8(ascii: "u"); p[i + 2] = UInt8(ascii: "0"); p[i + 3] = UInt8(ascii: "0")
+                p[i + 4] = hex[Int(b >> 4)]; p[i + 5] = hex[Int(b & 0xF)]
+                i += 6
+            default: p[i] = b; i += 1
+            }
+        }
+        p[i] = UInt8(ascii: "\"")
+        return i + 1
+    }
+
+    static let hexDigits: StaticString = "0123456789abcdef"
 
     /// Writes `"key":`.
     public mutating func key(_ key: String) {

@@ -48,17 +48,40 @@ public struct TweenCurve: Sendable {
         self.reverseEasing = reverseEasing
     }
 
+    @inline(__always)
     public func value(at tau: Double) -> Double {
+        let (backward, e) = progress(at: tau)
+        return value(backward: backward, eased: e)
+    }
+
+    /// The eased progress at τ and the direction it is measured in: forward `from → to`, or
+    /// backward `to → from` (a reverse leg, or the end of a reversing cycle). It depends on
+    /// the timing and easings only, not on `from` and `to`, so tracks that share them share
+    /// it (`Track.values(at:into:cache:)`). `value(at:)` is `value(backward:eased:)` of it.
+    @inline(__always)
+    func progress(at tau: Double) -> (backward: Bool, eased: Double) {
         switch timing.phase(at: tau) {
-        case .forward(let u):
-            let e = easing(u)
-            return e == 1 ? to : from + (to - from) * e
-        case .reverse(let u):
-            let e = reverseEasing(u)
-            return e == 1 ? from : to + (from - to) * e
+        case .forward(let u): return (false, easing(u))
+        case .reverse(let u): return (true, reverseEasing(u))
         case .cycleEnd:
-            return timing.reverses ? Self.end(to, from, reverseEasing) : Self.end(from, to, easing)
+            // Where the cycle ends: exactly its end value, or `a + (b−a)·E(1)` for an easing
+            // whose value at 1 is not 1 (a CSS `linear(…)` whose last stop is not 1).
+            return timing.reverses ? (true, Self.endProgress(reverseEasing)) : (false, Self.endProgress(easing))
         }
+    }
+
+    /// The value for a progress from `progress(at:)`: `b` when the eased progress is 1, else
+    /// `a + (b−a)·e`, with `(a, b)` = `(from, to)`, or `(to, from)` backward.
+    @inline(__always)
+    func value(backward: Bool, eased e: Double) -> Double {
+        if backward { return e == 1 ? from : to + (from - to) * e }
+        return e == 1 ? to : from + (to - from) * e
+    }
+
+    @inline(__always)
+    static func endProgress(_ easing: Easing) -> Double {
+        guard case .piecewiseLinear = easing else { return 1 }
+        return easing(1)
     }
 
     /// Where a leg from `a` to `b` ends: exactly `b`, or `a + (b−a)·E(1)` for an easing whose

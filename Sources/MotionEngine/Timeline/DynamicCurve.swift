@@ -61,8 +61,17 @@ public struct DynamicCurve: Sendable {
     /// The leg and the time into it at local time τ (right-continuous; holds the end).
     @inline(__always)
     func locate(_ tau: Double) -> (leg: Leg, time: Double) {
-        let last = legs[legs.count - 1]
-        if let total = activeDuration, tau >= total - timeEpsilon { return (last, last.duration) }
+        let (index, time) = legIndex(at: tau)
+        return (legs[index], time)
+    }
+
+    /// As `locate(_:)`, the leg's index: sampling reads the leg in place rather than copying
+    /// it (its kernel) out of the array on every sample (figures in `Track.value(at:)`).
+    @inline(__always)
+    func legIndex(at tau: Double) -> (index: Int, time: Double) {
+        let lastIndex = legs.count - 1
+        let lastDuration = legs[lastIndex].duration
+        if let total = activeDuration, tau >= total - timeEpsilon { return (lastIndex, lastDuration) }
         let cycle = cycleLength
         let period = cycle + repeatDelay
         var within = max(0, tau)
@@ -71,18 +80,19 @@ public struct DynamicCurve: Sendable {
             if within - index * period >= period - timeEpsilon { index += 1 }
             within = max(0, within - index * period)
         }
-        if within >= cycle - timeEpsilon, cycle.isFinite { return (last, last.duration) }
-        for leg in legs {
-            if within < leg.duration - timeEpsilon { return (leg, within) }
-            within -= leg.duration
+        if within >= cycle - timeEpsilon, cycle.isFinite { return (lastIndex, lastDuration) }
+        for index in legs.indices {
+            let duration = legs[index].duration
+            if within < duration - timeEpsilon { return (index, within) }
+            within -= duration
         }
-        return (last, last.duration)
+        return (lastIndex, lastDuration)
     }
 
     @inline(__always)
     public func value(at tau: Double) -> Double {
-        let (leg, time) = locate(tau)
-        return leg.kernel.value(at: time)
+        let (index, time) = legIndex(at: tau)
+        return legs.withUnsafeBufferPointer { $0[index].kernel.value(at: time) }
     }
 
     public func velocity(at tau: Double) -> Double {
