@@ -115,10 +115,26 @@ struct Handlers: Sendable {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
             let json = try DocumentDecoder.parse(request.body)
-            let timeline = try compiler.compile(DocumentDecoder(limits: configuration.limits).decode(json))
-            // Too much to encode on a connection thread (events count as samples): to the pool.
-            if let limit = request.inlineSampleLimit,
-               timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count > limit { return .computeOnPool }
+            let document = try DocumentDecoder(limits: configuration.limits).decode(json)
+            let timeline: Timeline
+            if let limit = request.inlineSampleLimit {
+                // On a connection thread the compiler itself is held to the inline bound, so
+                // that it stops early (a 1 KiB document can start 100,000 node plays: ~30 ms
+                // to compile); whatever it refuses is compiled again on the pool with the real
+                // limits, which also gives a real problem its answer.
+                var inlineLimits = configuration.limits
+                inlineLimits.maxEvents = min(inlineLimits.maxEvents, max(1, limit))
+                inlineLimits.maxSamples = min(inlineLimits.maxSamples, max(1, limit))
+                guard let compiled = try? TimelineCompiler(limits: inlineLimits).compile(document) else { return .computeOnPool }
+                timeline = compiled
+                // Too much to encode here (events count as samples), or a format other than
+                // plain json (css, waapi, lottie and `simplify` reduce every track: up to
+                // millions of curve evaluations for a few frames): to the pool.
+                if timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count > limit
+                    || timeline.options.format != .json || timeline.options.simplify != nil { return .computeOnPool }
+            } else {
+                timeline = try compiler.compile(document)
+            }
             let tag = RequestTag.tag(for: json, kind: "timeline")
             if let answer = Self.notModified(request, tag: tag) { return answer }
             let (contentType, body) = try TimelineExport.encode(timeline)

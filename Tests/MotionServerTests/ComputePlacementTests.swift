@@ -44,6 +44,37 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try computations(server, "connection"), 2)
     }
 
+    func testExportsAndSimplifyAreComputedOnThePool() throws {
+        let server = try startServer()
+        // Few frames, but a reduction of every track (up to millions of curve evaluations):
+        // never on the connection thread.
+        let css = #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":320}]},"output":{"format":"css","css":{"selector":".a","declarations":{"transform":"translateX({x}px)"}}}}"#
+        let simplified = #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":320}]},"output":{"simplify":{"tolerance":0.5}}}"#
+        XCTAssertEqual(try post(server, "/v1/timelines", css).status, 200)
+        XCTAssertEqual(try post(server, "/v1/timelines", simplified).status, 200)
+        XCTAssertEqual(try computations(server, "connection"), 0)
+        XCTAssertEqual(try computations(server, "compute"), 2)
+    }
+
+    func testACompilationBeyondTheInlineBoundStopsAndGoesToThePool() throws {
+        let server = try startServer()
+        let pooled = try startServer(["--inline-max-body-bytes", "0"])
+        // 2 frames but 99,991 node plays: the inline compiler stops at the bound, the pool
+        // compiles it with the real limits and answers exactly what a pool-only server does.
+        let plays = #"{"fps":1,"motion":{"type":"tween","duration":0.00001,"repeat":99990,"properties":[{"path":"x","from":0,"to":1}]}}"#
+        // Over --max-events (100,000) even on the pool: the same 422 either way.
+        let tooMany = #"{"fps":1,"motion":{"type":"tween","duration":0.00001,"repeat":200000,"properties":[{"path":"x","from":0,"to":1}]}}"#
+        for json in [plays, tooMany] {
+            let a = try post(server, "/v1/timelines", json, headers: [("X-Request-Id", "same-id")])
+            let b = try post(pooled, "/v1/timelines", json, headers: [("X-Request-Id", "same-id")])
+            XCTAssertEqual(a.status, b.status)
+            XCTAssertEqual(a.body, b.body)
+        }
+        XCTAssertEqual(try post(server, "/v1/timelines", plays).status, 200)
+        XCTAssertEqual(try computations(server, "connection"), 0)
+        XCTAssertEqual(try computations(server, "compute"), 3)
+    }
+
     func testTheAnswerIsTheSameInlineAndOnThePool() throws {
         let inline = try startServer()
         let pooled = try startServer(["--inline-max-body-bytes", "0"])
