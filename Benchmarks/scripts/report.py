@@ -311,7 +311,7 @@ def main():
         if level == top:
             goals.append((f"4. streams ({level})", "server RSS < 300 MB", f"{rss.median:.0f} MB (max {rss.max:.0f})", verdict(rss.median < 300, "")))
     if stream_levels and 5000 not in stream_levels:
-        notes.append(f"streams: the goal is set at 5,000 streams; this run went up to {top} (quick run), so the stream verdicts above are at {top}")
+        notes.append(f"streams: the goal is set at 5,000 streams; this run went up to {top}" + (" (quick run)" if quick else "") + f", so the stream verdicts above are at {top}")
 
     # 4b. Watchers over live sessions (keys session.N and sessionfloor.N)
     session_levels = sorted({int(k.split(".")[1]) for k in order if re.match(r"^session\.\d+$", k)})
