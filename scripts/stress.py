@@ -539,16 +539,20 @@ def probe_amplification(binary, short):
 
 
 def probe_disconnect_storm(binary, short):
-    """Streams and session watchers aborted at once, four rounds: gauges to 0, memory back.
+    """Streams and session watchers aborted at once, six rounds: gauges to 0, memory back.
 
-    The first round warms the allocator up (its arenas and libmicrohttpd's buffers grow once:
-    eight rounds measured 41.2, 42.4, 42.6, 42.7, 43.2, 43.2, 43.2, 43.2 MB), so a leak is
-    growth from the second round to the last."""
+    The first rounds warm the allocator up (its arenas and libmicrohttpd's buffers grow for a
+    while: sixteen short rounds measured 41.1, 42.7, 43.1, 43.2, 43.7, 43.7, 43.7, 43.7, 44.2,
+    43.9, 43.9, 43.9, 43.9, 43.9, 43.9, 44.2 MB), so a leak is growth from the third round to
+    the sixth. Since libmicrohttpd's connection memory went to 16 KiB it comes from the C heap
+    (libmicrohttpd mmaps only pools over 32 KiB), which keeps freed memory resident in steps of
+    1–2 MB now and then; the bound, 8 % over three rounds (about 3.4 MB in the short run),
+    still fails for a leak of about 3 KB per connection a round or more."""
     streams, watchers = (300, 100) if short else (2000, 500)
     server = Server(binary, "--max-connections-per-address", "0")
     rounds = []
     try:
-        for round_index in range(4):
+        for round_index in range(6):
             sockets = []
             status, _, body, _ = post_json(server, "/v1/sessions", LONG_TWEEN)
             check(status == 201, f"storm: session {status}")
@@ -584,8 +588,8 @@ def probe_disconnect_storm(binary, short):
             time.sleep(0.5)
             rounds.append(server.rss())
         server.assert_alive("disconnect storms")
-        growth = (rounds[3] - rounds[1]) / rounds[1]
-        check(growth < 0.05, f"storm: resident memory {rounds[1] / 1e6:.1f} → {rounds[3] / 1e6:.1f} MB (rounds 2 to 4)")
+        growth = (rounds[5] - rounds[2]) / rounds[2]
+        check(growth < 0.08, f"storm: resident memory {rounds[2] / 1e6:.1f} → {rounds[5] / 1e6:.1f} MB (rounds 3 to 6)")
         return {"streams": streams, "watchers": watchers, "rss_mb_per_round": [round(r / 1e6, 1) for r in rounds],
                 "rss_growth_percent": round(growth * 100, 2)}
     finally:
