@@ -219,31 +219,9 @@ struct CanonicalWalk<Sink: CanonicalSink> {
         sink.add(byte: UInt8(ascii: ":"))
     }
 
-    /// A JSON string: runs of bytes that need no escape go to the sink as they are.
+    /// A JSON string, escaped as `JSONWriter` escapes it.
     private mutating func string(_ text: String) {
-        sink.add(byte: UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
-            var run = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                sink.add(bytes: UnsafeBufferPointer(rebasing: utf8[run..<index]))
-                run = index + 1
-                switch byte {
-                case UInt8(ascii: "\""): literal("\\\"")
-                case UInt8(ascii: "\\"): literal("\\\\")
-                case 0x0A: literal("\\n")
-                case 0x0D: literal("\\r")
-                case 0x09: literal("\\t")
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    literal("\\u00")
-                    sink.add(byte: hex.utf8Start[Int(byte >> 4)])
-                    sink.add(byte: hex.utf8Start[Int(byte & 0xF)])
-                }
-            }
-            sink.add(bytes: UnsafeBufferPointer(rebasing: utf8[run...]))
-        }
-        sink.add(byte: UInt8(ascii: "\""))
+        JSONWriter.withEscaped(text) { sink.add(bytes: $0) }
     }
 }
 

@@ -116,23 +116,17 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for b in value.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0x09: raw("\\t")
-            case 0x00..<0x20:
-                raw("\\u00")
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(hex[Int(b >> 4)])
-                bytes.append(hex[Int(b & 0xF)])
-            default: bytes.append(b)
-            }
+        Self.withEscaped(value) { bytes.append(contentsOf: $0) }
+    }
+
+    /// `value` as a JSON string (quotes and escapes, as `write(string:to:)` writes it),
+    /// handed to `body` from a scratch buffer: the one escaping routine for the writer and
+    /// for `RequestTag`'s canonical form.
+    public static func withEscaped<R>(_ value: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 6 * value.utf8.count + 2) { scratch in
+            let count = write(string: value, to: scratch.baseAddress!)
+            return body(UnsafeBufferPointer(rebasing: scratch[..<count]))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Writes `value` as `string(_:)` does at `p`, which must have room for
