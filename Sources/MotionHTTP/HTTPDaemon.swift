@@ -144,8 +144,9 @@ final class HTTPDaemon: @unchecked Sendable {
             if logger.logLevel <= .info { context.client = Self.clientAddress(cmhd_connection_fd(connection)) }
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
+            context.version = version.map { String(cString: $0) } ?? ""
             let head = RequestHead(method: context.method, rawTarget: context.rawTarget,
-                                   version: version.map { String(cString: $0) } ?? "", fields: context.fields)
+                                   version: context.version, fields: context.fields)
             if let problem = head.problem(maxBodyBytes: configuration.maxBodyBytes, poolBytes: configuration.connectionMemoryBytes) {
                 var response = problem.response
                 response.headers.append(("Connection", "close"))
@@ -222,7 +223,7 @@ final class HTTPDaemon: @unchecked Sendable {
         context.computing = true
         MHD_suspend_connection(connection)
         let router = self.router, computing = request, requestID = context.requestID, metrics = self.metrics
-        let resumable = MHDConnection(connection)
+        let resumable = MHDConnection(connection, directWrites: false)
         let accepted = compute.submit {
             metrics.computed(inline: false)
             let (response, route) = router.handle(computing)
@@ -263,7 +264,8 @@ final class HTTPDaemon: @unchecked Sendable {
             }
             context.stream = stream
         }
-        let result = queue(response, on: connection)
+        let result = queue(response, on: connection,
+                           directWrites: configuration.streamDirectWrites && context.version == "HTTP/1.1" && context.method != "HEAD")
         recordRequest(route: route, method: context.method, status: response.status,
                       bytes: response.bodyBytes.count, context: context)
         return result
@@ -366,7 +368,9 @@ final class HTTPDaemon: @unchecked Sendable {
         return box.fields
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    /// `directWrites`: a stream's frames may be written straight to the socket (the request
+    /// is HTTP/1.1, so libmicrohttpd frames the body in chunks, and not HEAD, so it has one).
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, directWrites: Bool = false) -> MHD_Result {
         let mhdResponse: OpaquePointer?
         var stream: PacedStream?
         switch response.body {
@@ -410,7 +414,7 @@ final class HTTPDaemon: @unchecked Sendable {
             return MHD_Result.NO
         }
         Self.addHeaders(response.headers, to: mhdResponse)
-        stream?.attach(MHDConnection(connection))
+        stream?.attach(MHDConnection(connection, directWrites: directWrites), pacer: pacer, metrics: metrics)
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
@@ -453,6 +457,7 @@ final class HTTPDaemon: @unchecked Sendable {
 private final class RequestContext: @unchecked Sendable {
     let rawTarget: String
     var method = ""
+    var version = ""
     var url = ""
     var headSeen = false
     var counted = false
@@ -630,8 +635,28 @@ private final class StreamBinding {
 /// A libmicrohttpd connection that a stream can park and wake.
 private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
     let connection: OpaquePointer
+    /// The socket, looked up once (on the connection's thread, when the answer is queued).
+    let fd: Int32
+    let allowsDirectWrites: Bool
 
-    init(_ connection: OpaquePointer) { self.connection = connection }
+    init(_ connection: OpaquePointer, directWrites: Bool) {
+        self.connection = connection
+        fd = cmhd_connection_fd(connection)
+        allowsDirectWrites = directWrites && fd >= 0
+    }
+
+    func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return .sent(0) }
+        while true {
+            let sent = Glibc.send(fd, base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent >= 0 { return .sent(sent) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .sent(0)
+            default: return .gone
+            }
+        }
+    }
 
     func suspend() { MHD_suspend_connection(connection) }
     func resume() { MHD_resume_connection(connection) }

@@ -7,6 +7,20 @@ protocol SuspendableConnection: AnyObject, Sendable {
     func resume()
     /// Whether the client has closed its end (checked without reading anything).
     var isPeerGone: Bool { get }
+    /// Whether bytes may be written straight to the socket while the connection is
+    /// suspended (`send(_:)`): the response is chunked (HTTP/1.1, a body) and the server
+    /// allows it (`--stream-direct-writes`).
+    var allowsDirectWrites: Bool { get }
+    /// Writes `bytes` to the suspended connection's socket without blocking.
+    func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend
+}
+
+/// What one non-blocking write to a suspended connection's socket did.
+enum DirectSend: Equatable {
+    /// This many bytes were taken (0 ..< all: the socket buffer is full).
+    case sent(Int)
+    /// The peer is gone (reset, closed, or another error): the stream is over.
+    case gone
 }
 
 /// Nanoseconds on the monotonic clock.
@@ -70,6 +84,24 @@ class PacedStream: @unchecked Sendable {
     /// `wake()` was called since the last fill: a command or the pacer may have made
     /// something due, so the next read fills.
     private var wokenSinceFill = false
+    /// Direct writes (`wake()`): the pacer that wakes this stream, set by `attach`; nil when
+    /// frames go through libmicrohttpd only.
+    private var directPacer: StreamPacer?
+    /// The unsent rest of a chunk that the socket took only part of (direct writes).
+    private var unsent: [UInt8] = []
+    private var unsentOffset = 0
+    /// When the socket last took bytes of `unsent`: a peer that reads nothing for
+    /// `directStallNanos` is given up on, as libmicrohttpd's own timeout would.
+    private var unsentSince: UInt64 = 0
+    /// A direct write found the peer gone: the next read aborts the connection.
+    private var peerGone = false
+    /// Where writes are counted by path (`motion_stream_writes_total`).
+    private var writeMetrics: ServiceMetrics?
+    /// How long a partly written chunk may wait for its peer before the stream is aborted
+    /// (libmicrohttpd's own default connection timeout is of the same order).
+    var directStallNanos: UInt64 = 30_000_000_000
+    /// How soon the rest of a partly written chunk is tried again.
+    static let directRetryNanos: UInt64 = 5_000_000
     /// Frames written and skipped, and why the stream ended; set by subclasses under `lock`.
     var framesSent = 0
     var framesDropped = 0
@@ -81,9 +113,25 @@ class PacedStream: @unchecked Sendable {
     /// Body bytes handed to the socket so far.
     var bytesSent: Int { lock.withLock { sentBytes } }
 
-    /// Called once the response is queued on its connection.
-    func attach(_ connection: SuspendableConnection) {
-        lock.withLock { self.connection = connection }
+    /// Called once the response is queued on its connection. With `pacer`, the frames that
+    /// come due while the connection is suspended are written by `wake()` straight to the
+    /// socket (when the connection allows it and the stream is paced).
+    func attach(_ connection: SuspendableConnection, pacer: StreamPacer? = nil, metrics: ServiceMetrics? = nil) {
+        lock.withLock {
+            self.connection = connection
+            writeMetrics = metrics
+            if connection.allowsDirectWrites, allowsDirectWrites { directPacer = pacer }
+        }
+    }
+
+    /// Whether this stream's frames may be written by the pacer (a stream released as fast
+    /// as the client reads is not paced: it stays on libmicrohttpd's pull path).
+    var allowsDirectWrites: Bool { true }
+
+    /// Stops direct writes (the daemon is about to close every connection): from here on
+    /// every wake resumes the connection. Waits for a write in progress (the lock).
+    func stopDirectWrites() {
+        lock.withLock { directPacer = nil }
     }
 
     /// Copies up to `buffer.count` bytes of due output into `buffer`.
@@ -91,6 +139,7 @@ class PacedStream: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let now = MonotonicClock.now()
+        if peerGone { return .abort }
         if offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
@@ -115,6 +164,7 @@ class PacedStream: @unchecked Sendable {
         }
         offset += count
         sentBytes += count
+        writeMetrics?.streamWrite(direct: false)
         return .bytes(count)
     }
 
@@ -132,14 +182,129 @@ class PacedStream: @unchecked Sendable {
     /// Called with `lock` held.
     func nextWake(now: UInt64) -> UInt64? { nil }
 
-    /// Resumes the connection if it is parked.
+    /// Something may be due: a parked connection is resumed, so that libmicrohttpd reads
+    /// the stream again; or, with direct writes, what is due is written here.
     func wake() {
         lock.lock()
         defer { lock.unlock() }
         wokenSinceFill = true
         guard suspended, !closed else { return }
+        if let pacer = directPacer, let connection {
+            writeDirect(connection, pacer)
+            return
+        }
         suspended = false
         connection?.resume()
+    }
+
+    /// Direct writes: one chunk of what is due at this wake, written by the waking thread
+    /// (the pacer, or a command) straight to the suspended connection's socket, with one
+    /// `send` and no round through libmicrohttpd. Lock held; the connection is suspended.
+    ///
+    /// Why: through libmicrohttpd 0.9.75 each frame cost a resume (a write to its eventfd
+    /// that wakes its thread), a pass of its event loop, which walks every suspended
+    /// connection, the read callback, and a suspend; here a frame costs its encoding and
+    /// the `send` (the floor program's one `send` a frame). Benchmarks/README.md has the
+    /// figures ("Direct writes").
+    ///
+    /// Safe because libmicrohttpd does no I/O on a suspended connection and never closes
+    /// one (the daemon resumes it first, and `stopDirectWrites` runs before the daemon
+    /// stops); the stream parks only when libmicrohttpd's write buffer is empty (the read
+    /// callback is asked for more only then), so these bytes follow its own in order. The
+    /// framing is HTTP/1.1 chunked, as libmicrohttpd writes it (`allowsDirectWrites`).
+    ///
+    /// Anything that is not a plain frame-per-tick goes back to libmicrohttpd, by resuming
+    /// the connection: the end of the stream (its last chunk is libmicrohttpd's), a socket
+    /// that takes nothing (a slow reader: libmicrohttpd waits for it to drain, with its
+    /// timeout), more due at once than one chunk (catching up), and a peer gone (the next
+    /// read aborts). A chunk the socket took only part of is finished here first: it is
+    /// tried again every `directRetryNanos`, and given up after `directStallNanos`.
+    private func writeDirect(_ connection: SuspendableConnection, _ pacer: StreamPacer) {
+        let now = MonotonicClock.now()
+        if unsentOffset < unsent.count {
+            switch sendUnsent(connection, now: now) {
+            case .gone: return handBack(abort: true)
+            case .sent:
+                if unsentOffset < unsent.count {
+                    if now - unsentSince > directStallNanos { return handBack(abort: true) }
+                    pacer.schedule(self, at: now + Self.directRetryNanos)
+                    return
+                }
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+        offset = 0
+        if !ended {
+            wokenSinceFill = false
+            quietUntil = 0
+            fill(now: now, into: &pending)
+        }
+        if pending.isEmpty {
+            if ended { return handBack(abort: false) }
+            if isIdle, connection.isPeerGone { return handBack(abort: true) }
+            if let wakeAt = nextWake(now: now) { pacer.schedule(self, at: wakeAt) }
+            return
+        }
+        // The chunk: size in hex, CRLF, the bytes, CRLF.
+        unsent.removeAll(keepingCapacity: true)
+        unsentOffset = 0
+        Self.appendChunk(pending, to: &unsent)
+        switch sendUnsent(connection, now: now) {
+        case .gone:
+            return handBack(abort: true)
+        case .sent(let count) where count == 0:
+            // The socket took nothing: libmicrohttpd sends these bytes once it can.
+            unsent.removeAll(keepingCapacity: true)
+            return handBack(abort: false)
+        case .sent:
+            sentBytes += pending.count
+            pending.removeAll(keepingCapacity: true)
+            writeMetrics?.streamWrite(direct: true)
+            if unsentOffset < unsent.count {
+                unsentSince = now
+                pacer.schedule(self, at: now + Self.directRetryNanos)
+                return
+            }
+            if ended { return handBack(abort: false) }
+            // More due already (a stream catching up): libmicrohttpd sends as fast as the
+            // client reads, rather than this thread looping.
+            guard let wakeAt = nextWake(now: now) else { return }
+            if wakeAt <= now { return handBack(abort: false) }
+            pacer.schedule(self, at: wakeAt)
+        }
+    }
+
+    /// Sends what is left of `unsent`. Lock held.
+    private func sendUnsent(_ connection: SuspendableConnection, now: UInt64) -> DirectSend {
+        let result = unsent.withUnsafeBytes { connection.send(UnsafeRawBufferPointer(rebasing: $0[unsentOffset...])) }
+        if case .sent(let count) = result, count > 0 {
+            unsentOffset += count
+            unsentSince = now
+        }
+        return result
+    }
+
+    /// Resumes the connection: libmicrohttpd reads the stream again (`abort`: the peer is
+    /// gone, and that read closes the connection). Lock held.
+    private func handBack(abort: Bool) {
+        if abort { peerGone = true }
+        suspended = false
+        connection?.resume()
+    }
+
+    /// `bytes` as one HTTP/1.1 chunk (RFC 9112 §7.1): the size in lowercase hexadecimal
+    /// without leading zeros, CRLF, the bytes, CRLF.
+    static func appendChunk(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let size = bytes.count
+        var shift = max(0, (Int.bitWidth - size.leadingZeroBitCount + 3) / 4 * 4 - 4)
+        while shift >= 0 {
+            let nibble = UInt8(truncatingIfNeeded: (size >> shift) & 15)
+            out.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+            shift -= 4
+        }
+        out.append(13); out.append(10)
+        out.append(contentsOf: bytes)
+        out.append(13); out.append(10)
     }
 
     /// Ends the stream early (SIGTERM): the next fill writes an interrupted `end` line.
@@ -196,6 +361,11 @@ final class StreamRegistry: @unchecked Sendable {
             streams.removeValue(forKey: ObjectIdentifier(stream)) == nil ? nil : streams.count
         }
         if let count { onChange(count) }
+    }
+
+    /// Stops every open stream's direct writes (before the daemon closes the connections).
+    func stopDirectWrites() {
+        for stream in lock.withLock({ Array(streams.values) }) { stream.stopDirectWrites() }
     }
 
     /// Asks every open stream to end now, and refuses new ones from here on.
