@@ -57,7 +57,14 @@ let package = Package(
                 .embedInCode("Playground/examples.js"),
                 .embedInCode("Playground/app.js"),
                 .embedInCode("Playground/tools.js"),
-            ]
+            ],
+            // Release builds drop Swift's run-time exclusivity checks in this module: on the
+            // stream path (the pacer, `PacedStream`, `FrameStream`: class properties passed
+            // `inout` across overridable calls) they cost about 1,490 of 7,540 instructions a
+            // frame (swift_beginAccess and its thread-local access set; callgrind, 100
+            // streams at 60 fps, Benchmarks/README.md "Direct writes"). Debug builds, and so
+            // every test and sanitizer run, keep them.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .executableTarget(name: "MotionServer", dependencies: ["MotionHTTP"]),
         .testTarget(name: "MotionEngineTests", dependencies: ["MotionEngine"]),

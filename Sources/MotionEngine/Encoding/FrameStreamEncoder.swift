@@ -16,11 +16,26 @@ public struct FrameStreamEncoder: Sendable {
     private var nextEvent = 0
     private var values: [Double] = []
     private var eventFrames: [Int]
+    /// Tracks layout: `{"path":` for the first track, `,"path":` for each next one (escaped as
+    /// `JSONWriter.key` escapes), made once; `trackKeyEnds[k]` is where track k's ends.
+    private let trackKeys: [UInt8]
+    private let trackKeyEnds: [Int]
+    /// Where a frame line is written before it is appended (reused from frame to frame).
+    private var line: [UInt8] = []
 
     public init(timeline: Timeline, format: Format) {
         self.timeline = timeline
         self.format = format
         self.eventFrames = timeline.options.events ? timeline.events.map { timeline.frameIndex(at: $0.time) } : []
+        var keys = JSONWriter(capacity: 0)
+        var ends: [Int] = []
+        for (index, track) in timeline.tracks.enumerated() {
+            keys.byte(UInt8(ascii: index == 0 ? "{" : ","))
+            keys.key(track.path)
+            ends.append(keys.bytes.count)
+        }
+        trackKeys = keys.bytes
+        trackKeyEnds = ends
     }
 
     public var isFinished: Bool { nextFrame > timeline.frameCount }
@@ -39,7 +54,17 @@ public struct FrameStreamEncoder: Sendable {
         var w = JSONWriter(capacity: 0)
         swap(&w.bytes, &bytes)
         defer { swap(&w.bytes, &bytes) }
-        if nextFrame < timeline.frameCount {
+        if nextFrame < timeline.frameCount, timeline.options.layout == .tracks {
+            let t = timeline.time(ofFrame: nextFrame)
+            timeline.sample(at: t, into: &values)
+            writeTracksFrameLine(time: t, into: &w.bytes)
+            while nextEvent < eventFrames.count, eventFrames[nextEvent] == nextFrame {
+                begin(&w, event: "motion")
+                TimelineEncoder.writeEvent(timeline.events[nextEvent], frame: nextFrame, streamForm: true, into: &w)
+                finish(&w)
+                nextEvent += 1
+            }
+        } else if nextFrame < timeline.frameCount {
             let t = timeline.time(ofFrame: nextFrame)
             timeline.sample(at: t, into: &values)
             begin(&w, event: "frame")
@@ -88,6 +113,58 @@ public struct FrameStreamEncoder: Sendable {
         }
         w.raw("}")
         finish(&w)
+    }
+
+    /// The frame line of the tracks layout, `{"frame":N,"time":T,"values":{"path":V,…}}` and
+    /// its line end (SSE: with its `event:`/`data:` framing), written without checks into one
+    /// buffer sized for its longest text and appended at once: the same bytes as the
+    /// `JSONWriter` calls of the frames layout below (`FrameStreamEncoderTests`), without a
+    /// capacity check and a copy for each of its dozen pieces. A stream frame of one track
+    /// went from about 3,330 to 2,410 instructions (callgrind, Benchmarks/README.md "Direct
+    /// writes").
+    private mutating func writeTracksFrameLine(time t: Double, into bytes: inout [UInt8]) {
+        let count = values.count
+        let longest = 64 + trackKeys.count + count * (JSONWriter.maxNumberBytes + 1) + JSONWriter.maxNumberBytes * 2
+        if line.count < longest { line = [UInt8](repeating: 0, count: longest) }
+        let frame = nextFrame, sse = format == .serverSentEvents
+        let written = line.withUnsafeMutableBufferPointer { buffer in
+            trackKeys.withUnsafeBufferPointer { keys in
+                values.withUnsafeBufferPointer { values in
+                    JSONWriter.withNumberTable { table -> Int in
+                        let p = buffer.baseAddress!
+                        var i = sse ? Self.copy("event: frame\ndata: ", to: p) : 0
+                        i &+= Self.copy("{\"frame\":", to: p + i)
+                        let digits = ShortestDouble.decimalLength(UInt64(frame))
+                        ShortestDouble.writeDigits(UInt64(frame), count: digits, to: p + i)
+                        i &+= digits
+                        i &+= Self.copy(",\"time\":", to: p + i)
+                        i &+= JSONWriter.write(t, to: p + i, table: table)
+                        i &+= Self.copy(",\"values\":", to: p + i)
+                        if count == 0 {
+                            p[i] = UInt8(ascii: "{")
+                            i &+= 1
+                        }
+                        var start = 0
+                        for k in 0..<count {
+                            let end = trackKeyEnds[k]
+                            (p + i).update(from: keys.baseAddress! + start, count: end &- start)
+                            i &+= end &- start
+                            start = end
+                            i &+= JSONWriter.write(values[k], to: p + i, table: table)
+                        }
+                        i &+= Self.copy(sse ? "}}\n\n" : "}}\n", to: p + i)
+                        return i
+                    }
+                }
+            }
+        }
+        line.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<written])) }
+    }
+
+    @inline(__always)
+    private static func copy(_ text: StaticString, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        p.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        return text.utf8CodeUnitCount
     }
 
     private func begin(_ w: inout JSONWriter, event: StaticString) {
