@@ -70,6 +70,29 @@ class PacedStream: @unchecked Sendable {
     /// `wake()` was called since the last fill: a command or the pacer may have made
     /// something due, so the next read fills.
     private var wokenSinceFill = false
+    /// Bytes were handed to libmicrohttpd since the connection was last parked.
+    private var wroteSinceParked = false
+
+    /// A parked stream is woken at least this often, whatever its next due time.
+    ///
+    /// How a stream whose client has gone away is finished. While a connection is suspended
+    /// libmicrohttpd 0.9.75 takes its socket out of its epoll set and looks at nothing on
+    /// it (no reads, no errors, no timeout), so a reset arriving then is only seen once the
+    /// connection is resumed: the request-completed callback and the response's free
+    /// callback (`close()`: registry, gauge, session watcher list, pacer entry) wait for it.
+    /// So a parked stream is never left longer than this: every suspension asks the pacer
+    /// for a wake no later than `heartbeatNanos` from now, even when the next frame is far
+    /// away (a tiny `speed`, a slow session, a paused one) or only a command could produce
+    /// one. On a wake, either something is due and is written — libmicrohttpd's send then
+    /// fails on a reset connection (and on one the client closed, at the latest on the
+    /// second write) and closes it — or nothing is due and the read parks again; a park with
+    /// nothing written since the previous one first peeks at the socket
+    /// (`SuspendableConnection.isPeerGone`) and ends the response with an error if the peer
+    /// has gone. A stream whose frames come more often than this never peeks: its writes do
+    /// the looking (a reset fails the first write, a close the second). So a dead peer's
+    /// stream is closed within two wakes of its going, each at most `heartbeatNanos` (plus
+    /// the pacer's 1 ms slot) apart: about half a second on a server that is not overloaded.
+    static let heartbeatNanos: UInt64 = 250_000_000
     /// Frames written and skipped, and why the stream ended; set by subclasses under `lock`.
     var framesSent = 0
     var framesDropped = 0
@@ -102,12 +125,14 @@ class PacedStream: @unchecked Sendable {
         }
         if offset == pending.count {
             if ended { return .end }
-            // A stream with nothing due writes nothing, so the server would not notice a client
-            // that left; look at the socket instead.
-            if isIdle, connection?.isPeerGone == true { return .abort }
+            // Parking with nothing written since the last park (a heartbeat, or a wake with
+            // nothing due): nothing was sent that could have failed, so look at the socket.
+            if !wroteSinceParked, connection?.isPeerGone == true { return .abort }
+            wroteSinceParked = false
             suspended = true
             connection?.suspend()
-            return .suspended(wakeAt: nextWake(now: now))
+            let heartbeat = now &+ Self.heartbeatNanos
+            return .suspended(wakeAt: min(nextWake(now: now) ?? heartbeat, heartbeat))
         }
         let count = min(buffer.count, pending.count - offset)
         pending.withUnsafeBytes { source in
@@ -115,6 +140,7 @@ class PacedStream: @unchecked Sendable {
         }
         offset += count
         sentBytes += count
+        wroteSinceParked = true
         return .bytes(count)
     }
 
@@ -124,12 +150,9 @@ class PacedStream: @unchecked Sendable {
         ended = true
     }
 
-    /// Whether nothing is due for a while (a paused session): the peer is checked before
-    /// each suspension. Called with `lock` held.
-    var isIdle: Bool { false }
-
     /// When the next bytes come due, or nil when only an outside event can produce them.
-    /// Called with `lock` held.
+    /// Called with `lock` held. The connection is woken sooner if this is more than
+    /// `heartbeatNanos` away.
     func nextWake(now: UInt64) -> UInt64? { nil }
 
     /// Resumes the connection if it is parked.
@@ -167,6 +190,14 @@ class PacedStream: @unchecked Sendable {
 }
 
 /// The open streams, for the stream limit, metrics and draining on shutdown.
+///
+/// `onChange` (the `motion_open_streams` gauge) is called with the new count while the lock
+/// is still held, so counts are published in the order they were taken and the last value
+/// published is the current count. Called after the lock was released, as it once was, a
+/// thread preempted between the two could publish its older count after every later one:
+/// after a disconnect storm closed on two connection threads at once, the gauge then stayed
+/// at that count (66) with no stream open (`StreamRegistryTests`). `onChange` must therefore
+/// be quick and must not call back into the registry.
 final class StreamRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var streams: [ObjectIdentifier: PacedStream] = [:]
@@ -181,21 +212,20 @@ final class StreamRegistry: @unchecked Sendable {
 
     /// Adds a stream unless `limit` streams are already open or the server is draining.
     func register(_ stream: PacedStream, limit: Int) -> Bool {
-        let count: Int? = lock.withLock {
-            guard !draining, streams.count < limit else { return nil }
+        lock.withLock {
+            guard !draining, streams.count < limit else { return false }
             streams[ObjectIdentifier(stream)] = stream
             stream.registry = self
-            return streams.count
+            onChange(streams.count)
+            return true
         }
-        if let count { onChange(count) }
-        return count != nil
     }
 
     func unregister(_ stream: PacedStream) {
-        let count: Int? = lock.withLock {
-            streams.removeValue(forKey: ObjectIdentifier(stream)) == nil ? nil : streams.count
+        lock.withLock {
+            guard streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return }
+            onChange(streams.count)
         }
-        if let count { onChange(count) }
     }
 
     /// Asks every open stream to end now, and refuses new ones from here on.
