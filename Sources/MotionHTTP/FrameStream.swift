@@ -51,6 +51,9 @@ final class FrameStream: PacedStream, @unchecked Sendable {
         }
     }
 
+    /// At speed 0 the stream is not paced (as fast as the client reads): libmicrohttpd's pull.
+    override var allowsDirectWrites: Bool { speed != 0 }
+
     override func nextWake(now: UInt64) -> UInt64? {
         dueNanos(encoder.nextFrameTime) ?? now
     }

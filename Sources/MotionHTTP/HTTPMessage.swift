@@ -61,8 +61,10 @@ struct HTTPResponse: Sendable {
         return []
     }
 
-    /// A JSON answer; the body ends with a newline (added here when it does not).
-    static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
+    /// A JSON answer; the body ends with a newline (added here when it does not). `body` is
+    /// consumed, so that the newline goes into an answer's own buffer (the encoders leave
+    /// room) rather than into a copy of it.
+    static func json(_ status: Int, _ body: consuming [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         var body = body
         if body.last != UInt8(ascii: "\n") { body.append(UInt8(ascii: "\n")) }
         return HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)

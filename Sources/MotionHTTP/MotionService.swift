@@ -71,8 +71,10 @@ final class MotionService {
         if streams.count > 0 || daemon.requestsInFlight > 0 {
             logger.warning("drain timeout: closing connections", metadata: ["open-streams": "\(streams.count)", "requests": "\(daemon.requestsInFlight)"])
         }
-        daemon.stop()
+        // No direct write may be in flight once the daemon starts closing connections.
         pacer.stop()
+        streams.stopDirectWrites()
+        daemon.stop()
         sessions.stopJanitor()
         // Free what the sessions hold (their watchers have ended): nothing outlives the drain.
         sessions.endAll()

@@ -7,6 +7,20 @@ protocol SuspendableConnection: AnyObject, Sendable {
     func resume()
     /// Whether the client has closed its end (checked without reading anything).
     var isPeerGone: Bool { get }
+    /// Whether bytes may be written straight to the socket while the connection is
+    /// suspended (`send(_:)`): the response is chunked (HTTP/1.1, a body) and the server
+    /// allows it (`--stream-direct-writes`).
+    var allowsDirectWrites: Bool { get }
+    /// Writes `bytes` to the suspended connection's socket without blocking.
+    func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend
+}
+
+/// What one non-blocking write to a suspended connection's socket did.
+enum DirectSend: Equatable {
+    /// This many bytes were taken (0 ..< all: the socket buffer is full).
+    case sent(Int)
+    /// The peer is gone (reset, closed, or another error): the stream is over.
+    case gone
 }
 
 /// Nanoseconds on the monotonic clock.
@@ -70,29 +84,48 @@ class PacedStream: @unchecked Sendable {
     /// `wake()` was called since the last fill: a command or the pacer may have made
     /// something due, so the next read fills.
     private var wokenSinceFill = false
-    /// Bytes were handed to libmicrohttpd since the connection was last parked.
-    private var wroteSinceParked = false
+    /// Bytes went out (handed to libmicrohttpd, or written directly) since the last time
+    /// the stream had nothing to write.
+    private var wroteSinceIdle = false
 
-    /// A parked stream is woken at least this often, whatever its next due time.
+    /// A suspended stream is woken at least this often, whatever its next due time.
     ///
     /// How a stream whose client has gone away is finished. While a connection is suspended
     /// libmicrohttpd 0.9.75 takes its socket out of its epoll set and looks at nothing on
     /// it (no reads, no errors, no timeout), so a reset arriving then is only seen once the
     /// connection is resumed: the request-completed callback and the response's free
-    /// callback (`close()`: registry, gauge, session watcher list, pacer entry) wait for it.
-    /// So a parked stream is never left longer than this: every suspension asks the pacer
-    /// for a wake no later than `heartbeatNanos` from now, even when the next frame is far
-    /// away (a tiny `speed`, a slow session, a paused one) or only a command could produce
-    /// one. On a wake, either something is due and is written — libmicrohttpd's send then
-    /// fails on a reset connection (and on one the client closed, at the latest on the
-    /// second write) and closes it — or nothing is due and the read parks again; a park with
-    /// nothing written since the previous one first peeks at the socket
-    /// (`SuspendableConnection.isPeerGone`) and ends the response with an error if the peer
-    /// has gone. A stream whose frames come more often than this never peeks: its writes do
-    /// the looking (a reset fails the first write, a close the second). So a dead peer's
-    /// stream is closed within two wakes of its going, each at most `heartbeatNanos` (plus
-    /// the pacer's 1 ms slot) apart: about half a second on a server that is not overloaded.
+    /// callback (`close()`: registry, gauge, session watcher list) wait for it. So a
+    /// suspended stream is never left longer than this: each time it parks, or is left
+    /// parked after a direct write, the pacer is asked for a wake no later than
+    /// `heartbeatNanos` from now (`wakeTime(now:)`), even when the next frame is far away (a
+    /// tiny `speed`, a slow session, a paused one) or only a command could produce one. On a
+    /// wake, either something is due and is written — the send fails on a reset connection
+    /// (and on one the client closed, at the latest on the second write), and the connection
+    /// is closed — or nothing is due; then, if nothing was written since the last time that
+    /// happened, the socket is peeked at (`SuspendableConnection.isPeerGone`) and the
+    /// response ended with an error if the peer has gone. A stream whose frames come more
+    /// often than this never peeks: its writes do the looking. So a dead peer's stream is
+    /// closed within two wakes of its going, each at most `heartbeatNanos` (plus the pacer's
+    /// 1 ms slot) apart: about half a second on a server that is not overloaded.
     static let heartbeatNanos: UInt64 = 250_000_000
+    /// Direct writes (`wake()`): the pacer that wakes this stream, set by `attach`; nil when
+    /// frames go through libmicrohttpd only.
+    private var directPacer: StreamPacer?
+    /// The unsent rest of a chunk that the socket took only part of (direct writes).
+    private var unsent: [UInt8] = []
+    private var unsentOffset = 0
+    /// When the socket last took bytes of `unsent`: a peer that reads nothing for
+    /// `directStallNanos` is given up on, as libmicrohttpd's own timeout would.
+    private var unsentSince: UInt64 = 0
+    /// A direct write found the peer gone: the next read aborts the connection.
+    private var peerGone = false
+    /// Where writes are counted by path (`motion_stream_writes_total`).
+    private var writeMetrics: ServiceMetrics?
+    /// How long a partly written chunk may wait for its peer before the stream is aborted
+    /// (libmicrohttpd's own default connection timeout is of the same order).
+    var directStallNanos: UInt64 = 30_000_000_000
+    /// How soon the rest of a partly written chunk is tried again.
+    static let directRetryNanos: UInt64 = 5_000_000
     /// Frames written and skipped, and why the stream ended; set by subclasses under `lock`.
     var framesSent = 0
     var framesDropped = 0
@@ -104,9 +137,25 @@ class PacedStream: @unchecked Sendable {
     /// Body bytes handed to the socket so far.
     var bytesSent: Int { lock.withLock { sentBytes } }
 
-    /// Called once the response is queued on its connection.
-    func attach(_ connection: SuspendableConnection) {
-        lock.withLock { self.connection = connection }
+    /// Called once the response is queued on its connection. With `pacer`, the frames that
+    /// come due while the connection is suspended are written by `wake()` straight to the
+    /// socket (when the connection allows it and the stream is paced).
+    func attach(_ connection: SuspendableConnection, pacer: StreamPacer? = nil, metrics: ServiceMetrics? = nil) {
+        lock.withLock {
+            self.connection = connection
+            writeMetrics = metrics
+            if connection.allowsDirectWrites, allowsDirectWrites { directPacer = pacer }
+        }
+    }
+
+    /// Whether this stream's frames may be written by the pacer (a stream released as fast
+    /// as the client reads is not paced: it stays on libmicrohttpd's pull path).
+    var allowsDirectWrites: Bool { true }
+
+    /// Stops direct writes (the daemon is about to close every connection): from here on
+    /// every wake resumes the connection. Waits for a write in progress (the lock).
+    func stopDirectWrites() {
+        lock.withLock { directPacer = nil }
     }
 
     /// Copies up to `buffer.count` bytes of due output into `buffer`.
@@ -114,6 +163,7 @@ class PacedStream: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let now = MonotonicClock.now()
+        if peerGone { return .abort }
         if offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
@@ -125,14 +175,10 @@ class PacedStream: @unchecked Sendable {
         }
         if offset == pending.count {
             if ended { return .end }
-            // Parking with nothing written since the last park (a heartbeat, or a wake with
-            // nothing due): nothing was sent that could have failed, so look at the socket.
-            if !wroteSinceParked, connection?.isPeerGone == true { return .abort }
-            wroteSinceParked = false
+            if noticesPeerGone() { return .abort }
             suspended = true
             connection?.suspend()
-            let heartbeat = now &+ Self.heartbeatNanos
-            return .suspended(wakeAt: min(nextWake(now: now) ?? heartbeat, heartbeat))
+            return .suspended(wakeAt: wakeTime(now: now))
         }
         let count = min(buffer.count, pending.count - offset)
         pending.withUnsafeBytes { source in
@@ -140,7 +186,8 @@ class PacedStream: @unchecked Sendable {
         }
         offset += count
         sentBytes += count
-        wroteSinceParked = true
+        wroteSinceIdle = true
+        writeMetrics?.streamWrite(direct: false)
         return .bytes(count)
     }
 
@@ -155,14 +202,145 @@ class PacedStream: @unchecked Sendable {
     /// `heartbeatNanos` away.
     func nextWake(now: UInt64) -> UInt64? { nil }
 
-    /// Resumes the connection if it is parked.
+    /// When the pacer is to wake this suspended stream: its next due time, or sooner, the
+    /// heartbeat. Lock held.
+    private func wakeTime(now: UInt64) -> UInt64 {
+        let heartbeat = now &+ Self.heartbeatNanos
+        return min(nextWake(now: now) ?? heartbeat, heartbeat)
+    }
+
+    /// The stream has nothing to write now. If nothing was written since the last time,
+    /// no send could have failed on a peer that left: whether it has gone, from its socket
+    /// (`heartbeatNanos`). Lock held.
+    private func noticesPeerGone() -> Bool {
+        defer { wroteSinceIdle = false }
+        return !wroteSinceIdle && connection?.isPeerGone == true
+    }
+
+    /// Something may be due: a parked connection is resumed, so that libmicrohttpd reads
+    /// the stream again; or, with direct writes, what is due is written here.
     func wake() {
         lock.lock()
         defer { lock.unlock() }
         wokenSinceFill = true
         guard suspended, !closed else { return }
+        if let pacer = directPacer, let connection {
+            writeDirect(connection, pacer)
+            return
+        }
         suspended = false
         connection?.resume()
+    }
+
+    /// Direct writes: one chunk of what is due at this wake, written by the waking thread
+    /// (the pacer, or a command) straight to the suspended connection's socket, with one
+    /// `send` and no round through libmicrohttpd. Lock held; the connection is suspended.
+    ///
+    /// Why: through libmicrohttpd 0.9.75 each frame cost a resume (a write to its eventfd
+    /// that wakes its thread), a pass of its event loop, which walks every suspended
+    /// connection, the read callback, and a suspend; here a frame costs its encoding and
+    /// the `send` (the floor program's one `send` a frame). Benchmarks/README.md has the
+    /// figures ("Direct writes").
+    ///
+    /// Safe because libmicrohttpd does no I/O on a suspended connection and never closes
+    /// one (the daemon resumes it first, and `stopDirectWrites` runs before the daemon
+    /// stops); the stream parks only when libmicrohttpd's write buffer is empty (the read
+    /// callback is asked for more only then), so these bytes follow its own in order. The
+    /// framing is HTTP/1.1 chunked, as libmicrohttpd writes it (`allowsDirectWrites`).
+    ///
+    /// Anything that is not a plain frame-per-tick goes back to libmicrohttpd, by resuming
+    /// the connection: the end of the stream (its last chunk is libmicrohttpd's), a socket
+    /// that takes nothing (a slow reader: libmicrohttpd waits for it to drain, with its
+    /// timeout), more due at once than one chunk (catching up), and a peer gone (the next
+    /// read aborts). A chunk the socket took only part of is finished here first: it is
+    /// tried again every `directRetryNanos`, and given up after `directStallNanos`.
+    private func writeDirect(_ connection: SuspendableConnection, _ pacer: StreamPacer) {
+        let now = MonotonicClock.now()
+        if unsentOffset < unsent.count {
+            switch sendUnsent(connection, now: now) {
+            case .gone: return handBack(abort: true)
+            case .sent:
+                if unsentOffset < unsent.count {
+                    if now - unsentSince > directStallNanos { return handBack(abort: true) }
+                    pacer.schedule(self, at: now + Self.directRetryNanos)
+                    return
+                }
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+        offset = 0
+        if !ended {
+            wokenSinceFill = false
+            quietUntil = 0
+            fill(now: now, into: &pending)
+        }
+        if pending.isEmpty {
+            if ended { return handBack(abort: false) }
+            if noticesPeerGone() { return handBack(abort: true) }
+            pacer.schedule(self, at: wakeTime(now: now))
+            return
+        }
+        // The chunk: size in hex, CRLF, the bytes, CRLF.
+        unsent.removeAll(keepingCapacity: true)
+        unsentOffset = 0
+        Self.appendChunk(pending, to: &unsent)
+        switch sendUnsent(connection, now: now) {
+        case .gone:
+            return handBack(abort: true)
+        case .sent(let count) where count == 0:
+            // The socket took nothing: libmicrohttpd sends these bytes once it can.
+            unsent.removeAll(keepingCapacity: true)
+            return handBack(abort: false)
+        case .sent:
+            sentBytes += pending.count
+            pending.removeAll(keepingCapacity: true)
+            writeMetrics?.streamWrite(direct: true)
+            if unsentOffset < unsent.count {
+                unsentSince = now
+                pacer.schedule(self, at: now + Self.directRetryNanos)
+                return
+            }
+            if ended { return handBack(abort: false) }
+            wroteSinceIdle = true
+            // More due already (a stream catching up): libmicrohttpd sends as fast as the
+            // client reads, rather than this thread looping.
+            let wakeAt = wakeTime(now: now)
+            if wakeAt <= now { return handBack(abort: false) }
+            pacer.schedule(self, at: wakeAt)
+        }
+    }
+
+    /// Sends what is left of `unsent`. Lock held.
+    private func sendUnsent(_ connection: SuspendableConnection, now: UInt64) -> DirectSend {
+        let result = unsent.withUnsafeBytes { connection.send(UnsafeRawBufferPointer(rebasing: $0[unsentOffset...])) }
+        if case .sent(let count) = result, count > 0 {
+            unsentOffset += count
+            unsentSince = now
+        }
+        return result
+    }
+
+    /// Resumes the connection: libmicrohttpd reads the stream again (`abort`: the peer is
+    /// gone, and that read closes the connection). Lock held.
+    private func handBack(abort: Bool) {
+        if abort { peerGone = true }
+        suspended = false
+        connection?.resume()
+    }
+
+    /// `bytes` as one HTTP/1.1 chunk (RFC 9112 §7.1): the size in lowercase hexadecimal
+    /// without leading zeros, CRLF, the bytes, CRLF.
+    static func appendChunk(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let size = bytes.count
+        var shift = max(0, (Int.bitWidth - size.leadingZeroBitCount + 3) / 4 * 4 - 4)
+        while shift >= 0 {
+            let nibble = UInt8(truncatingIfNeeded: (size >> shift) & 15)
+            out.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+            shift -= 4
+        }
+        out.append(13); out.append(10)
+        out.append(contentsOf: bytes)
+        out.append(13); out.append(10)
     }
 
     /// Ends the stream early (SIGTERM): the next fill writes an interrupted `end` line.
@@ -196,8 +374,8 @@ class PacedStream: @unchecked Sendable {
 /// published is the current count. Called after the lock was released, as it once was, a
 /// thread preempted between the two could publish its older count after every later one:
 /// after a disconnect storm closed on two connection threads at once, the gauge then stayed
-/// at that count (66) with no stream open (`StreamRegistryTests`). `onChange` must therefore
-/// be quick and must not call back into the registry.
+/// at that count (66) with no stream open (`DisconnectedStreamTests`). `onChange` must
+/// therefore be quick and must not call back into the registry.
 final class StreamRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var streams: [ObjectIdentifier: PacedStream] = [:]
@@ -226,6 +404,11 @@ final class StreamRegistry: @unchecked Sendable {
             guard streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return }
             onChange(streams.count)
         }
+    }
+
+    /// Stops every open stream's direct writes (before the daemon closes the connections).
+    func stopDirectWrites() {
+        for stream in lock.withLock({ Array(streams.values) }) { stream.stopDirectWrites() }
     }
 
     /// Asks every open stream to end now, and refuses new ones from here on.

@@ -68,6 +68,8 @@ struct ServerCommand: ParsableCommand {
     var connectionMemory: Int?
     @Option(help: "Bytes of answers held for clients that have not read them (env MOTION_MAX_HELD_RESPONSE_BYTES; default 268435456).")
     var maxHeldResponseBytes: Int?
+    @Option(help: "How paced stream frames reach the socket: direct (written by the pacer while the connection is suspended) or libmicrohttpd (each frame resumes the connection) (env MOTION_STREAM_WRITES; default direct).")
+    var streamWrites: String?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
     var drainTimeout: Double?
     @Option(help: "Browser origins allowed to call the service from another origin: * or origins separated by commas, e.g. https://app.example (env MOTION_CORS_ORIGIN; default none).")
@@ -182,6 +184,13 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(inlineMaxSamples, "MOTION_INLINE_MAX_SAMPLES") { config.inlineMaxSamples = v }
         if let v: Int = try value(connectionMemory, "MOTION_CONNECTION_MEMORY") { config.connectionMemoryBytes = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
+        if let v: String = try value(streamWrites, "MOTION_STREAM_WRITES") {
+            switch v {
+            case "direct": config.streamDirectWrites = true
+            case "libmicrohttpd": config.streamDirectWrites = false
+            default: throw ValidationError("--stream-writes must be direct or libmicrohttpd")
+            }
+        }
         if let v: String = try value(instanceId, "MOTION_INSTANCE_ID") { config.instanceID = v }
         if let v: String = try value(corsOrigin, "MOTION_CORS_ORIGIN") { config.cors = CORSPolicy(v) }
         return config

@@ -54,6 +54,9 @@ struct ServerConfiguration: Sendable {
     var maxStreams = 10_000
     /// Bytes a stream encodes ahead of what the socket has accepted.
     var streamChunkBytes = 64 * 1024
+    /// Paced frames written by the pacer straight to the suspended connection's socket
+    /// (`PacedStream.wake()`), rather than by resuming the connection for each one.
+    var streamDirectWrites = true
     /// Live sessions at once (503 beyond).
     var maxSessions = 1_000
     /// Watchers of one session (429 beyond).

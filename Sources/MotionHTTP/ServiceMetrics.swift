@@ -19,6 +19,8 @@ final class ServiceMetrics: @unchecked Sendable {
     private let bodyRateCuts: Counter
     private let computedInline: Counter
     private let computedOnPool: Counter
+    private let directWrites: Counter
+    private let pulledWrites: Counter
     /// The counter and histogram of each (route, method, status) seen, found by the strings'
     /// identity first: routes and methods are the same few strings every time.
     private var recent: [(route: String, method: String, status: Int, counter: Counter, histogram: DurationHistogram)] = []
@@ -48,7 +50,13 @@ final class ServiceMetrics: @unchecked Sendable {
         let computations = Self.name("computations", "total", "POST/PUT requests computed, by thread: on the connection thread (small work) or on the compute pool")
         computedInline = registry.makeCounter(descriptor: computations, labels: [("thread", "connection")])
         computedOnPool = registry.makeCounter(descriptor: computations, labels: [("thread", "compute")])
+        let writes = Self.name("stream_writes", "total", "Chunks of stream and watcher output handed to the socket, by path: written directly by the pacer, or read by libmicrohttpd")
+        directWrites = registry.makeCounter(descriptor: writes, labels: [("path", "direct")])
+        pulledWrites = registry.makeCounter(descriptor: writes, labels: [("path", "libmicrohttpd")])
     }
+
+    /// Counts a chunk of stream output by the way it reached the socket (`PacedStream`).
+    func streamWrite(direct: Bool) { (direct ? directWrites : pulledWrites).increment() }
 
     /// Counts a computation by where it ran (`HTTPDaemon`).
     func computed(inline: Bool) { (inline ? computedInline : computedOnPool).increment() }

@@ -132,6 +132,84 @@ final class StreamEndpointTests: DefaultServerTestCase {
         XCTAssertGreaterThanOrEqual(monotonicSeconds() - started, 0.5, "1.6 s of virtual time at speed 2 is 0.8 s")
     }
 
+    /// `motion_stream_writes_total{path=…}` from `/metrics`.
+    private func streamWrites(_ server: TestServer, _ path: String) throws -> Double {
+        let prefix = "motion_stream_writes_total{path=\"\(path)\"} "
+        let text = try get(server, "/metrics").text
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
+              let value = Double(line.dropFirst(prefix.count)) else {
+            XCTFail("no \(prefix) in /metrics")
+            return -1
+        }
+        return value
+    }
+
+    /// Reads a paced stream on `client` to its end and returns its lines (chunked framing
+    /// checked by the reader), then checks the connection answers another request.
+    private func pacedStreamLines(_ server: TestServer, _ client: RawHTTPClient, _ document: String) throws -> [String] {
+        try client.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")], body: Array(document.utf8))
+        XCTAssertEqual(try client.readResponseHead().status, 200)
+        let reader = ChunkedLineReader(client: client)
+        let lines = try reader.remainingLines().map(\.text)
+        XCTAssertTrue(reader.sawTerminatingChunk, "the body ends with the last chunk")
+        // The framing was exact to the last byte: the same connection answers the next request.
+        let next = try client.request("GET", "/healthz")
+        XCTAssertEqual(next.status, 200)
+        return lines
+    }
+
+    func testDirectWritesKeepTheChunkedFramingAndTheConnection() throws {
+        // Paced frames are written by the pacer straight to the socket (--stream-writes
+        // direct, the default); the body, its chunks and the connection are as libmicrohttpd
+        // makes them (--stream-writes libmicrohttpd).
+        let document = """
+            {"fps": 30, "target": {"x": 0, "y": 0},
+             "motion": {"type": "tween", "duration": 0.4, "easing": "ease-in-out",
+                        "properties": [{"path": "x", "to": 100}, {"path": "y", "to": -3}]}}
+            """
+        let direct = try server.client()
+        defer { direct.close() }
+        let before = try streamWrites(server, "direct")
+        let directLines = try pacedStreamLines(server, direct, document)
+        XCTAssertEqual(directLines.count, 13 + 2 + 1, "13 frames, started + completed, end")
+        XCTAssertGreaterThanOrEqual(try streamWrites(server, "direct") - before, 10, "most frames were written directly")
+
+        let pulling = try startServer(["--stream-writes", "libmicrohttpd"])
+        let client = try pulling.client()
+        defer { client.close() }
+        XCTAssertEqual(try pacedStreamLines(pulling, client, document), directLines)
+        XCTAssertEqual(try streamWrites(pulling, "direct"), 0)
+        XCTAssertGreaterThanOrEqual(try streamWrites(pulling, "libmicrohttpd"), 13)
+    }
+
+    func testAPacedStreamToAReaderThatStallsLosesNothing() throws {
+        // 181 frames of about 6 KB into a 4 KiB receive window, not read until the server's
+        // send queue stops moving (the socket is full): the direct writes due meanwhile are
+        // taken in part (the rest is retried) or not at all (libmicrohttpd sends them); every
+        // frame still arrives once, in order, in valid chunks, and the connection stays usable.
+        let paths = (0..<200).map { "p\($0)" }
+        let document = """
+            {"fps": 60, "target": {\(paths.map { "\"\($0)\": 0" }.joined(separator: ","))},
+             "motion": {"type": "tween", "duration": 3, "properties": [\(paths.enumerated().map { "{\"path\": \"\($1)\", \"to\": \($0 + 1)}" }.joined(separator: ","))]},
+             "output": {"events": false}}
+            """
+        let client = try server.client(receiveBufferBytes: 4096)
+        defer { client.close() }
+        try client.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")], body: Array(document.utf8))
+        XCTAssertEqual(try client.readResponseHead().status, 200)
+        XCTAssertTrue(client.waitForServerToStall(), "the server's send queue never filled")
+        let reader = ChunkedLineReader(client: client)
+        var frames: [Int] = []
+        var end: JSONValue?
+        while let line = try reader.nextLine() {
+            let object = try line.json()
+            if let frame = object["frame"]?.int { frames.append(frame) } else { end = object }
+        }
+        XCTAssertEqual(frames, Array(0...180))
+        XCTAssertEqual(end?["frames"], 181)
+        XCTAssertEqual(try client.request("GET", "/healthz").status, 200)
+    }
+
     func testHTTP10ClientGetsTheStreamUntilClose() throws {
         // No chunked encoding in HTTP/1.0: the body runs until the server closes.
         let client = try server.client()

@@ -1,0 +1,206 @@
+import Foundation
+@testable import MotionHTTP
+import XCTest
+
+/// Direct writes (`PacedStream.wake()`): while the connection is suspended, what comes due
+/// is written by the waking thread straight to the socket as HTTP/1.1 chunks; everything else
+/// goes back to libmicrohttpd by resuming the connection. These drive one stream by hand
+/// against a connection whose socket takes what the test says.
+final class DirectWriteTests: XCTestCase {
+    /// A suspended connection that records what is written and how it is resumed.
+    private final class ScriptedConnection: SuspendableConnection, @unchecked Sendable {
+        let allowsDirectWrites: Bool
+        /// What each `send` takes: nil takes everything; else at most this many bytes, or gone.
+        var takes: [DirectSend?] = []
+        private(set) var written: [UInt8] = []
+        private(set) var sends = 0
+        private(set) var resumes = 0
+        private(set) var suspends = 0
+        var peerGone = false
+
+        init(direct: Bool = true) { allowsDirectWrites = direct }
+
+        func suspend() { suspends += 1 }
+        func resume() { resumes += 1 }
+        var isPeerGone: Bool { peerGone }
+
+        func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend {
+            sends += 1
+            let take = takes.isEmpty ? nil : takes.removeFirst()
+            switch take {
+            case .gone?: return .gone
+            case .sent(let most)?:
+                let count = min(most, bytes.count)
+                written += bytes.prefix(count)
+                return .sent(count)
+            case nil:
+                written += bytes
+                return .sent(bytes.count)
+            }
+        }
+    }
+
+    /// A stream that releases the lines it is given, one batch a wake, then ends.
+    private final class LineStream: PacedStream, @unchecked Sendable {
+        var batches: [[String]]
+        let endLine: String
+        init(_ batches: [[String]], end: String = "end\n") {
+            self.batches = batches
+            endLine = end
+        }
+        override func fill(now: UInt64, into bytes: inout [UInt8]) {
+            if batches.isEmpty {
+                bytes += Array(endLine.utf8)
+                ended = true
+                return
+            }
+            for line in batches.removeFirst() { bytes += Array(line.utf8) }
+            framesSent += 1
+            quietUntil = now + 3_600_000_000_000 // nothing more until a wake
+        }
+        /// Far enough ahead that the pacer never wakes it during a test (the tests wake it).
+        override func nextWake(now: UInt64) -> UInt64? { now + 3_600_000_000_000 }
+    }
+
+    private let pacer = StreamPacer()
+
+    /// Parks `stream` the way libmicrohttpd does: a read with nothing due suspends it.
+    private func park(_ stream: PacedStream, _ connection: ScriptedConnection) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var result = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
+        // The first read fills (the first batch); keep reading until it parks.
+        while case .bytes = result { result = buffer.withUnsafeMutableBytes { stream.read(into: $0) } }
+        guard case .suspended = result else { return XCTFail("expected the stream to park, got \(result)") }
+        XCTAssertEqual(connection.suspends, 1)
+    }
+
+    private func readAll(_ stream: PacedStream) -> (bytes: [UInt8], last: PacedStream.ReadResult) {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let result = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
+            if case .bytes(let count) = result { out += buffer.prefix(count) } else { return (out, result) }
+        }
+    }
+
+    /// Decodes chunked bytes; fails on anything malformed. Returns the chunks' contents.
+    private func dechunk(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        var chunks: [String] = []
+        var i = 0
+        while i < bytes.count {
+            guard let crlf = (i..<bytes.count - 1).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
+                  let size = Int(String(decoding: bytes[i..<crlf], as: UTF8.self), radix: 16) else {
+                XCTFail("no chunk size at \(i)", file: file, line: line)
+                return chunks
+            }
+            let start = crlf + 2
+            guard start + size + 2 <= bytes.count, bytes[start + size] == 13, bytes[start + size + 1] == 10 else {
+                XCTFail("chunk of \(size) bytes at \(i) is not followed by CRLF", file: file, line: line)
+                return chunks
+            }
+            chunks.append(String(decoding: bytes[start..<start + size], as: UTF8.self))
+            i = start + size + 2
+        }
+        return chunks
+    }
+
+    func testDueFramesAreWrittenAsChunksWithoutResuming() {
+        let stream = LineStream([["a\n"], ["bb\n", "ccc\n"], [String(repeating: "x", count: 300) + "\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)                  // frame "a" went through read
+        stream.wake()
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 0, "frames due at a wake are written without libmicrohttpd")
+        XCTAssertEqual(dechunk(connection.written), ["bb\nccc\n", String(repeating: "x", count: 300) + "\n"])
+        // The end line is written too; then the stream hands back, and the read ends it (the
+        // last chunk is libmicrohttpd's).
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertEqual(dechunk(connection.written).last, "end\n")
+        XCTAssertEqual(readAll(stream).last, .end)
+        XCTAssertEqual(stream.bytesSent, 2 + 7 + 301 + 4)
+    }
+
+    func testASocketThatTakesNothingHandsTheFrameToLibmicrohttpd() {
+        let stream = LineStream([["a\n"], ["slow\n"], ["later\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        connection.takes = [.sent(0)]
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertTrue(connection.written.isEmpty)
+        // libmicrohttpd reads the frame (it frames it itself), then the stream parks again.
+        let (bytes, last) = readAll(stream)
+        XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "slow\n")
+        guard case .suspended = last else { return XCTFail("expected the stream to park, got \(last)") }
+        // The next wake writes directly again.
+        stream.wake()
+        XCTAssertEqual(dechunk(connection.written), ["later\n"])
+    }
+
+    func testAPartlyTakenChunkIsFinishedBeforeTheNextFrame() {
+        let stream = LineStream([["a\n"], ["first frame\n"], ["second\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        connection.takes = [.sent(5), .sent(3)]   // 5 bytes, then 3 of the rest, then all
+        stream.wake()
+        XCTAssertEqual(connection.written.count, 5)
+        stream.wake()                             // the retry: 3 more, no new frame yet
+        XCTAssertEqual(connection.written.count, 8)
+        stream.wake()                             // the rest, then the next frame
+        XCTAssertEqual(connection.resumes, 0)
+        XCTAssertEqual(dechunk(connection.written), ["first frame\n", "second\n"])
+    }
+
+    func testAPartlyTakenChunkThatStallsAbortsTheConnection() {
+        let stream = LineStream([["a\n"], ["frame\n"]])
+        stream.directStallNanos = 0
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        connection.takes = [.sent(4), .sent(0)]   // part of the chunk, then nothing
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 0)
+        usleep(1_000)
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertEqual(readAll(stream).last, .abort)
+    }
+
+    func testAPeerGoneAbortsTheConnection() {
+        let stream = LineStream([["a\n"], ["b\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        connection.takes = [.gone]
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertEqual(readAll(stream).last, .abort)
+    }
+
+    func testWithoutDirectWritesEveryWakeResumes() {
+        for (connection, stop) in [(ScriptedConnection(direct: false), false), (ScriptedConnection(), true)] {
+            let stream = LineStream([["a\n"], ["b\n"]])
+            stream.attach(connection, pacer: pacer)
+            if stop { stream.stopDirectWrites() }
+            park(stream, connection)
+            stream.wake()
+            XCTAssertEqual(connection.sends, 0)
+            XCTAssertEqual(connection.resumes, 1)
+            XCTAssertEqual(String(decoding: readAll(stream).bytes, as: UTF8.self), "b\n")
+        }
+    }
+
+    func testChunkSizesAreHexadecimalWithoutLeadingZeros() {
+        for (size, text) in [(1, "1"), (9, "9"), (10, "a"), (15, "f"), (16, "10"), (255, "ff"), (4096, "1000"), (65_535, "ffff"), (70_000, "11170")] {
+            var out: [UInt8] = []
+            PacedStream.appendChunk([UInt8](repeating: 65, count: size), to: &out)
+            XCTAssertEqual(String(decoding: out.prefix(text.count + 2), as: UTF8.self), text + "\r\n", "size \(size)")
+            XCTAssertEqual(out.count, text.count + 2 + size + 2)
+            XCTAssertEqual(Array(out.suffix(2)), [13, 10])
+        }
+    }
+}
