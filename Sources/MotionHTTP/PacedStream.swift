@@ -38,7 +38,8 @@ enum MonotonicClock {
 /// due: `/v1/streams` frames and session watchers.
 ///
 /// When nothing is due the connection is suspended, and the pacer wakes it at the next due
-/// time (or a command wakes it), so an idle stream costs no CPU. Subclasses implement
+/// time (or a command wakes it), and at least every `heartbeatNanos` to see whether its
+/// client is still there, so an idle stream costs almost no CPU. Subclasses implement
 /// `fill(now:into:)` and `nextWake(now:)`; this class owns the buffer, the locking and the
 /// suspend/resume protocol.
 class PacedStream: @unchecked Sendable {
