@@ -332,7 +332,16 @@ final class HTTPDaemon: @unchecked Sendable {
     }
 
     /// The request is over (answered, or the connection dropped).
+    ///
+    /// A computed answer may never have been queued: libmicrohttpd 0.9.75 keeps a suspended
+    /// connection's last event-loop state, so when a computation resumes a connection that
+    /// was reading its request, it reads before it calls the access handler again; if the
+    /// client reset the connection meanwhile, that read fails and the connection is closed
+    /// without the final call. A `/v1/streams` answer made on the pool is already in the
+    /// stream registry (the `max-streams` limit is checked when it is made): it is closed
+    /// here, or it would count against the limit and the open-streams gauge for good.
     fileprivate func completed(_ context: RequestContext) {
+        if case .stream(let stream)? = context.abandon()?.body { stream.close() }
         if context.headSeen { logAccess(context) }
         if context.counted {
             counters.lock.withLock { counters.inFlight -= 1 }
@@ -476,6 +485,8 @@ private final class RequestContext: @unchecked Sendable {
     var computing = false
     private let lock = NSLock()
     private var computed: (HTTPResponse, String)?
+    /// The request is over (`HTTPDaemon.completed`).
+    private var abandoned = false
     /// When the request line arrived (monotonic ns), for the request duration metric.
     let started = MonotonicClock.now()
 
@@ -493,7 +504,24 @@ private final class RequestContext: @unchecked Sendable {
 
     /// Called on the pool thread before the connection is resumed.
     func finish(_ response: HTTPResponse, route: String) {
-        lock.withLock { computed = (response, route) }
+        let late = lock.withLock { () -> Bool in
+            guard !abandoned else { return true }
+            computed = (response, route)
+            return false
+        }
+        // The request was over before its answer was ready (not expected: its connection is
+        // suspended meanwhile, and libmicrohttpd does not close suspended connections).
+        if late, case .stream(let stream) = response.body { stream.close() }
+    }
+
+    /// The request is over: returns the computed answer that was never queued, if any, and
+    /// makes a later `finish` close its stream itself.
+    func abandon() -> HTTPResponse? {
+        lock.withLock {
+            abandoned = true
+            defer { computed = nil }
+            return computed?.0
+        }
     }
 
     func takeComputed() -> (HTTPResponse, String)? {

@@ -478,10 +478,6 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
     let format: FrameStreamEncoder.Format
     private let metrics: ServiceMetrics
 
-    /// While nothing is due (a paused session), the connection is still woken this often so
-    /// that a client that went away is noticed and freed.
-    static let heartbeatNanos: UInt64 = 250_000_000
-
     init(session: LiveSession, format: FrameStreamEncoder.Format, metrics: ServiceMetrics) {
         self.session = session
         self.format = format
@@ -505,11 +501,9 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         if !result.ended, let next { quietUntil = next }
     }
 
-    override var isIdle: Bool { next == nil }
-
-    override func nextWake(now: UInt64) -> UInt64? {
-        min(next ?? UInt64.max, now + Self.heartbeatNanos)
-    }
+    // nil while paused: `PacedStream` then wakes the connection every `heartbeatNanos`, so
+    // that a client that went away is noticed and freed.
+    override func nextWake(now: UInt64) -> UInt64? { next }
 
     override func didClose() {
         session.removeWatcher(self)

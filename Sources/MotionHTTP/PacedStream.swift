@@ -38,7 +38,8 @@ enum MonotonicClock {
 /// due: `/v1/streams` frames and session watchers.
 ///
 /// When nothing is due the connection is suspended, and the pacer wakes it at the next due
-/// time (or a command wakes it), so an idle stream costs no CPU. Subclasses implement
+/// time (or a command wakes it), and at least every `heartbeatNanos` to see whether its
+/// client is still there, so an idle stream costs almost no CPU. Subclasses implement
 /// `fill(now:into:)` and `nextWake(now:)`; this class owns the buffer, the locking and the
 /// suspend/resume protocol.
 class PacedStream: @unchecked Sendable {
@@ -84,6 +85,30 @@ class PacedStream: @unchecked Sendable {
     /// `wake()` was called since the last fill: a command or the pacer may have made
     /// something due, so the next read fills.
     private var wokenSinceFill = false
+    /// Bytes went out (handed to libmicrohttpd, or written directly) since the last time
+    /// the stream had nothing to write.
+    private var wroteSinceIdle = false
+
+    /// A suspended stream is woken at least this often, whatever its next due time.
+    ///
+    /// How a stream whose client has gone away is finished. While a connection is suspended
+    /// libmicrohttpd 0.9.75 takes its socket out of its epoll set and looks at nothing on
+    /// it (no reads, no errors, no timeout), so a reset arriving then is only seen once the
+    /// connection is resumed: the request-completed callback and the response's free
+    /// callback (`close()`: registry, gauge, session watcher list) wait for it. So a
+    /// suspended stream is never left longer than this: each time it parks, or is left
+    /// parked after a direct write, the pacer is asked for a wake no later than
+    /// `heartbeatNanos` from now (`wakeTime(now:)`), even when the next frame is far away (a
+    /// tiny `speed`, a slow session, a paused one) or only a command could produce one. On a
+    /// wake, either something is due and is written — the send fails on a reset connection
+    /// (and on one the client closed, at the latest on the second write), and the connection
+    /// is closed — or nothing is due; then, if nothing was written since the last time that
+    /// happened, the socket is peeked at (`SuspendableConnection.isPeerGone`) and the
+    /// response ended with an error if the peer has gone. A stream whose frames come more
+    /// often than this never peeks: its writes do the looking. So a dead peer's stream is
+    /// closed within two wakes of its going, each at most `heartbeatNanos` (plus the pacer's
+    /// 1 ms slot) apart: about half a second on a server that is not overloaded.
+    static let heartbeatNanos: UInt64 = 250_000_000
     /// Direct writes (`wake()`): the pacer that wakes this stream, set by `attach`; nil when
     /// frames go through libmicrohttpd only.
     private var directPacer: StreamPacer?
@@ -151,12 +176,10 @@ class PacedStream: @unchecked Sendable {
         }
         if offset == pending.count {
             if ended { return .end }
-            // A stream with nothing due writes nothing, so the server would not notice a client
-            // that left; look at the socket instead.
-            if isIdle, connection?.isPeerGone == true { return .abort }
+            if noticesPeerGone() { return .abort }
             suspended = true
             connection?.suspend()
-            return .suspended(wakeAt: nextWake(now: now))
+            return .suspended(wakeAt: wakeTime(now: now))
         }
         let count = min(buffer.count, pending.count - offset)
         pending.withUnsafeBytes { source in
@@ -164,6 +187,7 @@ class PacedStream: @unchecked Sendable {
         }
         offset += count
         sentBytes += count
+        wroteSinceIdle = true
         writeMetrics?.streamWrite(direct: false)
         return .bytes(count)
     }
@@ -174,13 +198,25 @@ class PacedStream: @unchecked Sendable {
         ended = true
     }
 
-    /// Whether nothing is due for a while (a paused session): the peer is checked before
-    /// each suspension. Called with `lock` held.
-    var isIdle: Bool { false }
-
     /// When the next bytes come due, or nil when only an outside event can produce them.
-    /// Called with `lock` held.
+    /// Called with `lock` held. The connection is woken sooner if this is more than
+    /// `heartbeatNanos` away.
     func nextWake(now: UInt64) -> UInt64? { nil }
+
+    /// When the pacer is to wake this suspended stream: its next due time, or sooner, the
+    /// heartbeat. Lock held.
+    private func wakeTime(now: UInt64) -> UInt64 {
+        let heartbeat = now &+ Self.heartbeatNanos
+        return min(nextWake(now: now) ?? heartbeat, heartbeat)
+    }
+
+    /// The stream has nothing to write now. If nothing was written since the last time,
+    /// no send could have failed on a peer that left: whether it has gone, from its socket
+    /// (`heartbeatNanos`). Lock held.
+    private func noticesPeerGone() -> Bool {
+        defer { wroteSinceIdle = false }
+        return !wroteSinceIdle && connection?.isPeerGone == true
+    }
 
     /// Something may be due: a parked connection is resumed, so that libmicrohttpd reads
     /// the stream again; or, with direct writes, what is due is written here.
@@ -241,8 +277,8 @@ class PacedStream: @unchecked Sendable {
         }
         if pending.isEmpty {
             if ended { return handBack(abort: false) }
-            if isIdle, connection.isPeerGone { return handBack(abort: true) }
-            if let wakeAt = nextWake(now: now) { pacer.schedule(self, at: wakeAt) }
+            if noticesPeerGone() { return handBack(abort: true) }
+            pacer.schedule(self, at: wakeTime(now: now))
             return
         }
         // The chunk: size in hex, CRLF, the bytes, CRLF.
@@ -266,9 +302,10 @@ class PacedStream: @unchecked Sendable {
                 return
             }
             if ended { return handBack(abort: false) }
+            wroteSinceIdle = true
             // More due already (a stream catching up): libmicrohttpd sends as fast as the
             // client reads, rather than this thread looping.
-            guard let wakeAt = nextWake(now: now) else { return }
+            let wakeAt = wakeTime(now: now)
             if wakeAt <= now { return handBack(abort: false) }
             pacer.schedule(self, at: wakeAt)
         }
@@ -332,6 +369,14 @@ class PacedStream: @unchecked Sendable {
 }
 
 /// The open streams, for the stream limit, metrics and draining on shutdown.
+///
+/// `onChange` (the `motion_open_streams` gauge) is called with the new count while the lock
+/// is still held, so counts are published in the order they were taken and the last value
+/// published is the current count. Called after the lock was released, as it once was, a
+/// thread preempted between the two could publish its older count after every later one:
+/// after a disconnect storm closed on two connection threads at once, the gauge then stayed
+/// at that count (66) with no stream open (`DisconnectedStreamTests`). `onChange` must
+/// therefore be quick and must not call back into the registry.
 final class StreamRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var streams: [ObjectIdentifier: PacedStream] = [:]
@@ -346,21 +391,20 @@ final class StreamRegistry: @unchecked Sendable {
 
     /// Adds a stream unless `limit` streams are already open or the server is draining.
     func register(_ stream: PacedStream, limit: Int) -> Bool {
-        let count: Int? = lock.withLock {
-            guard !draining, streams.count < limit else { return nil }
+        lock.withLock {
+            guard !draining, streams.count < limit else { return false }
             streams[ObjectIdentifier(stream)] = stream
             stream.registry = self
-            return streams.count
+            onChange(streams.count)
+            return true
         }
-        if let count { onChange(count) }
-        return count != nil
     }
 
     func unregister(_ stream: PacedStream) {
-        let count: Int? = lock.withLock {
-            streams.removeValue(forKey: ObjectIdentifier(stream)) == nil ? nil : streams.count
+        lock.withLock {
+            guard streams.removeValue(forKey: ObjectIdentifier(stream)) != nil else { return }
+            onChange(streams.count)
         }
-        if let count { onChange(count) }
     }
 
     /// Stops every open stream's direct writes (before the daemon closes the connections).

@@ -1,0 +1,221 @@
+import Foundation
+import Glibc
+@testable import MotionHTTP
+import XCTest
+
+/// Streams and session watchers whose clients go away are finished, whatever state they are
+/// in: the `motion_open_streams` gauge returns to 0 within a bound and the server lets go of
+/// their connections (docs/reliability.md, "Streams").
+final class DisconnectedStreamTests: ServerTestCase {
+    /// 600 s at 30 fps: never ends during a test.
+    private static let long = #"{"fps":30,"motion":{"type":"tween","duration":600,"properties":[{"path":"x","from":0,"to":100}]}}"#
+
+    private func metric(_ server: TestServer, _ name: String) throws -> Double {
+        let text = try get(server, "/metrics").text
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            if let value = Double(line.dropFirst(name.count + 1)) { return value }
+        }
+        throw TestServerError(description: "no \(name) in /metrics:\n\(text)")
+    }
+
+    private func openStreams(_ server: TestServer) throws -> Double { try metric(server, "motion_open_streams") }
+
+    /// Polls `value` until it is `expected` or `seconds` have passed; returns the last value and the time taken.
+    private func wait(seconds: Double, for expected: Double, _ value: () throws -> Double) rethrows -> (value: Double, took: Double) {
+        let start = monotonicSeconds()
+        var last = try value()
+        while last != expected, monotonicSeconds() - start < seconds {
+            usleep(20_000)
+            last = try value()
+        }
+        return (last, monotonicSeconds() - start)
+    }
+
+    /// Descriptors the server process holds (its sockets among them).
+    private func openDescriptors(_ server: TestServer) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count) ?? -1
+    }
+
+    private func sendStream(_ server: TestServer, speed: String) throws -> RawHTTPClient {
+        let client = try server.client()
+        try client.sendRequest("POST", "/v1/streams?speed=\(speed)", headers: [("Content-Type", "application/json")], body: Array(Self.long.utf8))
+        return client
+    }
+
+    private func sendWatch(_ server: TestServer, _ session: String) throws -> RawHTTPClient {
+        let client = try server.client()
+        try client.sendRequest("GET", "/v1/sessions/\(session)/frames")
+        return client
+    }
+
+    /// Reads the head and the first line of a stream.
+    private func readStart(_ client: RawHTTPClient, file: StaticString = #filePath, line: UInt = #line) throws {
+        let head = try client.readResponseHead()
+        XCTAssertEqual(head.status, 200, file: file, line: line)
+        XCTAssertNotNil(try ChunkedLineReader(client: client).nextLine(), "no first frame", file: file, line: line)
+    }
+
+    private func createSession(_ server: TestServer, speed: String) throws -> String {
+        let response = try post(server, "/v1/sessions?speed=\(speed)", Self.long)
+        XCTAssertEqual(response.status, 201, response.text)
+        return try XCTUnwrap(try response.json()["id"]?.string)
+    }
+
+    // MARK: - The registry's gauge
+
+    /// The gauge is fed from the registry's count. Two connection threads closing streams at
+    /// once once published their counts after releasing the registry's lock, so a thread
+    /// preempted in between published an older count after the newest: the gauge stayed at
+    /// it with no stream open. The first close's publication is stalled here (as a preemption
+    /// would), while the other streams are closed on another thread: the last value published
+    /// must be the real count, 0.
+    func testTheLastCountPublishedIsTheCurrentOne() {
+        /// What the gauge was set to, in order; the next publication can be made to stall.
+        final class Gauge: @unchecked Sendable {
+            let lock = NSLock()
+            var values: [Int] = []
+            var stallNext = false
+            let stalled = DispatchSemaphore(value: 0)
+
+            func publish(_ count: Int) {
+                let stall = lock.withLock { () -> Bool in
+                    defer { stallNext = false }
+                    return stallNext
+                }
+                if stall {
+                    stalled.signal()
+                    usleep(200_000)
+                }
+                lock.withLock { values.append(count) }
+            }
+
+            var published: [Int] { lock.withLock { values } }
+        }
+        let gauge = Gauge()
+        let registry = StreamRegistry { gauge.publish($0) }
+        let streams = (0..<8).map { _ in PacedStream() }
+        for stream in streams { XCTAssertTrue(registry.register(stream, limit: 100)) }
+        gauge.lock.withLock { gauge.stallNext = true }
+        let first = streams[0]
+        Thread { registry.unregister(first) }.start()
+        gauge.stalled.wait()
+        for stream in streams.dropFirst() { registry.unregister(stream) }
+        // The first unregistration may still be publishing (before the fix it was).
+        let deadline = monotonicSeconds() + 5
+        while gauge.published.count < 16, monotonicSeconds() < deadline { usleep(10_000) }
+        XCTAssertEqual(registry.count, 0)
+        let seen = gauge.published
+        XCTAssertEqual(seen.count, 16, "\(seen)")
+        XCTAssertEqual(seen.last, 0, "the gauge was left at \(seen.last ?? -1) with no stream open; published \(seen)")
+        XCTAssertEqual(Array(seen.suffix(8)), [7, 6, 5, 4, 3, 2, 1, 0], "published out of order")
+    }
+
+    // MARK: - Against the server
+
+    /// `/v1/streams` requests waiting for the compute pool whose clients reset before they
+    /// were computed: the streams are made (and counted) once computed, but libmicrohttpd
+    /// closes the connection without asking for the answer. They must not stay open, nor hold
+    /// `--max-streams` places.
+    func testStreamsWhoseClientsResetBeforeTheyWereComputedAreFreed() throws {
+        let queued = 8
+        let server = try startServer(["--compute-threads", "1", "--max-streams", "\(queued)", "--threads", "2"])
+        let onPool = "motion_computations_total{thread=\"compute\"}"
+        // One heavy computation occupies the only compute thread.
+        let properties = (0..<2000).map { #"{"path":"p\#($0)","from":0,"to":\#($0)}"# }.joined(separator: ",")
+        let heavy = #"{"fps":100,"motion":{"type":"tween","duration":9.99,"easing":"ease-in-out","properties":[\#(properties)]}}"#
+        let blocker = try server.client()
+        defer { blocker.closeAbruptly() }
+        try blocker.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")], body: Array(heavy.utf8))
+        XCTAssertEqual(try wait(seconds: 10, for: 1) { try metric(server, onPool) }.value, 1, "the heavy computation did not start")
+
+        let clients = try (0..<queued).map { _ in try sendStream(server, speed: "1") }
+        usleep(300_000)
+        // Still computing the heavy document: none of the streams has been computed yet.
+        XCTAssertEqual(try metric(server, onPool), 1, "the heavy computation ended too soon for this test")
+        XCTAssertEqual(try openStreams(server), 0)
+        for client in clients { client.closeAbruptly() }
+
+        // Once the pool has computed them all, every stream is closed again.
+        XCTAssertEqual(try wait(seconds: 60, for: Double(1 + queued)) { try metric(server, onPool) }.value, Double(1 + queued),
+                       "the queued streams were not computed")
+        let (open, took) = try wait(seconds: 3, for: 0) { try openStreams(server) }
+        XCTAssertEqual(open, 0, "streams of clients that left before their answer stay open")
+        // And they do not hold the stream limit: a new stream is served.
+        let fresh = try sendStream(server, speed: "1")
+        defer { fresh.close() }
+        XCTAssertEqual(try fresh.readResponseHead().status, 200)
+        print("queued streams closed \(String(format: "%.2f", took)) s after their computation")
+        assertHealthy(server)
+    }
+
+    /// Streams with nothing due for a long time (a tiny speed, a slow session, a paused one)
+    /// sit suspended, where libmicrohttpd does not see their sockets: each is still woken
+    /// every `PacedStream.heartbeatNanos` (250 ms) and finished once its client is gone.
+    func testStreamsWithNothingDueAreFinishedSoonAfterTheirClientsGo() throws {
+        let server = try startServer()
+        let slowSession = try createSession(server, speed: "0.001")
+        let pausedSession = try createSession(server, speed: "1")
+        XCTAssertEqual(try post(server, "/v1/sessions/\(pausedSession)/commands", #"{"command":"pause"}"#).status, 200)
+        // The next frame of each is 33 s away (30 fps at speed 0.001), or never (paused).
+        var clients: [RawHTTPClient] = []
+        for _ in 0..<10 { clients.append(try sendStream(server, speed: "0.001")) }
+        for _ in 0..<10 { clients.append(try sendWatch(server, slowSession)) }
+        for _ in 0..<10 { clients.append(try sendWatch(server, pausedSession)) }
+        for client in clients { try readStart(client) }
+        XCTAssertEqual(try openStreams(server), 30)
+        usleep(300_000)  // parked, past their first heartbeat
+        let descriptors = openDescriptors(server)
+
+        // Half reset, half closed normally.
+        for (index, client) in clients.enumerated() {
+            if index % 2 == 0 { client.closeAbruptly() } else { client.close() }
+        }
+        let (open, took) = try wait(seconds: 3, for: 0) { try openStreams(server) }
+        XCTAssertEqual(open, 0, "streams with nothing due still open 3 s after their clients left")
+        let left = wait(seconds: 2, for: Double(descriptors - 30)) { Double(openDescriptors(server)) }.value
+        XCTAssertLessThanOrEqual(left, Double(descriptors - 30 + 2), "the connections are still held")
+        XCTAssertEqual(try get(server, "/v1/sessions/\(slowSession)").json()["watchers"]?.int, 0)
+        XCTAssertEqual(try get(server, "/v1/sessions/\(pausedSession)").json()["watchers"]?.int, 0)
+        print("idle streams closed \(String(format: "%.2f", took)) s after their clients left")
+        assertHealthy(server)
+    }
+
+    /// The abuse suite's disconnect storm, smaller, in several orders at once: streams and
+    /// watchers reset right after their request (being computed or starting), after their
+    /// first frame, and while their session is paused or being deleted.
+    func testADisconnectStormLeavesNoStreamOpen() throws {
+        let server = try startServer(["--threads", "2", "--max-connections-per-address", "0"])
+        let baseline = openDescriptors(server)
+        for round in 0..<2 {
+            let running = try createSession(server, speed: "1")
+            let paused = try createSession(server, speed: "1")
+            let deleted = try createSession(server, speed: "1")
+            var early: [RawHTTPClient] = []
+            var started: [RawHTTPClient] = []
+            for index in 0..<60 {
+                let client = try sendStream(server, speed: "1")
+                if index % 3 == 0 { early.append(client) } else { started.append(client) }
+            }
+            for session in [running, paused, deleted] {
+                for _ in 0..<20 { started.append(try sendWatch(server, session)) }
+            }
+            for client in early { client.closeAbruptly() }
+            for client in started { try readStart(client) }
+            XCTAssertEqual(try post(server, "/v1/sessions/\(paused)/commands", #"{"command":"pause"}"#).status, 200)
+            // The deletion goes in while the watchers are reset; its answer is read after.
+            let deleting = try server.client()
+            try deleting.sendRequest("DELETE", "/v1/sessions/\(deleted)")
+            for client in started { client.closeAbruptly() }
+            XCTAssertEqual(try deleting.readResponse().status, 204)
+            deleting.close()
+            let (open, took) = try wait(seconds: 5, for: 0) { try openStreams(server) }
+            XCTAssertEqual(open, 0, "round \(round + 1): streams still open 5 s after the storm")
+            print("storm \(round + 1): streams closed \(String(format: "%.2f", took)) s after the resets")
+            _ = try send(server, "DELETE", "/v1/sessions/\(running)")
+            _ = try send(server, "DELETE", "/v1/sessions/\(paused)")
+        }
+        let descriptors = wait(seconds: 3, for: Double(baseline)) { Double(openDescriptors(server)) }.value
+        XCTAssertLessThanOrEqual(descriptors, Double(baseline + 2), "connections still held after the storms")
+        assertHealthy(server)
+    }
+}
