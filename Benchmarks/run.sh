@@ -244,7 +244,8 @@ SERVER_PID=""; SERVER_PORT=""
 start_server() {
   : > "$TMP/server.out"
   # Every load client connects from 127.0.0.1: no per-address connection limit here.
-  MOTION_MAX_CONNECTIONS_PER_ADDRESS=0 "${SERVER_PIN[@]}" "$SERVER_BIN" --host 127.0.0.1 --port 0 --log-level warning \
+  # shellcheck disable=SC2086 # BENCH_SERVER_ARGS is a list of options
+  MOTION_MAX_CONNECTIONS_PER_ADDRESS=0 "${SERVER_PIN[@]}" "$SERVER_BIN" --host 127.0.0.1 --port 0 --log-level warning ${BENCH_SERVER_ARGS:-} \
     > "$TMP/server.out" 2> "$OUT/server.err" &
   SERVER_PID=$!
   STARTED_PIDS+=("$SERVER_PID")
