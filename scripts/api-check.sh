@@ -166,7 +166,7 @@ enabled = false
 mode = "negative"
 allow-extra-parameters = false
 
-# An If-None-Match of `*` (or a tag that matches) is answered 304 for a document that would
+# An If-None-Match of * (or a tag that matches) is answered 304 for a document that would
 # be a 200 (docs/authoring.md).
 [[operations]]
 include-operation-id = ["computeTimeline", "computeTimelineBatch"]
