@@ -154,7 +154,9 @@ class PacedStream: @unchecked Sendable {
     var allowsDirectWrites: Bool { true }
 
     /// Stops direct writes (the daemon is about to close every connection): from here on
-    /// every wake resumes the connection. Waits for a write in progress (the lock).
+    /// every wake resumes the connection. Waits for a write in progress (the lock). A chunk
+    /// the socket had taken only part of stays cut: its connection is being closed anyway
+    /// (this runs after the drain, only for streams whose clients did not read their end).
     func stopDirectWrites() {
         lock.withLock { directPacer = nil }
     }
