@@ -77,8 +77,15 @@ extension Handlers {
     }
 
     /// 304 with the tag when `If-None-Match` matches it.
+    /// A 304 when `If-None-Match` matches. It carries the `ETag` the 200 would have carried
+    /// (RFC 9110 §15.4.5): the compressed form of the tag when the client listed that form
+    /// and would get that coding again (the same document compresses the same), else the plain one.
     static func notModified(_ request: HTTPRequest, tag: String) -> HTTPResponse? {
-        guard let field = request.ifNoneMatch, RequestTag.matches(ifNoneMatch: field, tag: tag) else { return nil }
-        return HTTPResponse(status: 304, headers: [("ETag", tag)], body: [])
+        guard let field = request.ifNoneMatch, let match = RequestTag.match(ifNoneMatch: field, tag: tag) else { return nil }
+        var sent = tag
+        if let coding = match.coding, ContentCoding.negotiate(request.acceptEncoding)?.rawValue == coding {
+            sent = String(tag.dropLast()) + "-\(coding)\""
+        }
+        return HTTPResponse(status: 304, headers: [("ETag", sent)], body: [])
     }
 }

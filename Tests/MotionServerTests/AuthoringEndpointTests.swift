@@ -41,6 +41,12 @@ final class AuthoringEndpointTests: ServerTestCase {
         XCTAssertTrue(zippedTag.hasSuffix(#"-gzip""#), zippedTag)
         let revalidated = try post(server, "/v1/timelines", document2, headers: [("If-None-Match", zippedTag), ("Accept-Encoding", "gzip")])
         XCTAssertEqual(revalidated.status, 304, zippedTag)
+        // The 304 carries the tag the 200 would have carried: the compressed one for a client
+        // that accepts gzip, the plain one for a client that does not.
+        XCTAssertEqual(etag(revalidated), zippedTag)
+        let plainClient = try post(server, "/v1/timelines", document2, headers: [("If-None-Match", zippedTag)])
+        XCTAssertEqual(plainClient.status, 304)
+        XCTAssertEqual(etag(plainClient), String(zippedTag.dropLast(#"-gzip""#.count)) + "\"")
 
         let other = try post(server, "/v1/timelines", document, headers: [("If-None-Match", #""0123456789abcdef0123456789abcdef""#)])
         XCTAssertEqual(other.status, 200)

@@ -56,19 +56,33 @@ public enum RequestTag {
     /// Whether an `If-None-Match` field value matches `tag` (RFC 9110 §13.1.2: `*`, or a
     /// list of tags compared weakly).
     public static func matches(ifNoneMatch field: String, tag: String) -> Bool {
+        match(ifNoneMatch: field, tag: tag) != nil
+    }
+
+    /// An `If-None-Match` field that matched: which form of the tag it listed.
+    public struct Match: Sendable, Equatable {
+        /// The content coding appended to the listed tag (`gzip` for `"…-gzip"`), nil for
+        /// the plain tag or `*`.
+        public let coding: String?
+    }
+
+    /// Whether `field` matches `tag`, and how (nil: it does not).
+    public static func match(ifNoneMatch field: String, tag: String) -> Match? {
         let trimmed = field.trimmingBlanks()
-        if trimmed == "*" { return true }
+        if trimmed == "*" { return Match(coding: nil) }
         for item in trimmed.split(separator: ",") {
             var candidate = String(item).trimmingBlanks()
             if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
             // A compressed answer carried the tag with its coding appended inside the quotes
             // (the HTTP layer's compression); it names the same answer.
-            for coding in ["-gzip\"", "-deflate\""] where candidate.hasSuffix(coding) {
-                candidate = String(candidate.dropLast(coding.count)) + "\""
+            var coding: String?
+            for name in ["gzip", "deflate"] where candidate.hasSuffix("-\(name)\"") {
+                candidate = String(candidate.dropLast(name.count + 2)) + "\""
+                coding = name
             }
-            if candidate == tag { return true }
+            if candidate == tag { return Match(coding: coding) }
         }
-        return false
+        return nil
     }
 }
 
