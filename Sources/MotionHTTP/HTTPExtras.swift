@@ -40,7 +40,7 @@ struct CORSPolicy: Sendable, Equatable {
     /// Request headers a browser may send (preflight `Access-Control-Allow-Headers`).
     static let allowedHeaders = "Content-Type, Accept, Accept-Encoding, If-None-Match, X-Request-Id"
     /// Response headers a page's script may read besides the CORS-safelisted ones.
-    static let exposedHeaders = "Location, Retry-After, Allow, ETag, Content-Encoding, X-Request-Id"
+    static let exposedHeaders = "Location, Retry-After, Allow, ETag, Content-Encoding, X-Request-Id, X-Instance-Id"
     /// Seconds a browser may cache a preflight answer.
     static let maxAge = 600
 }

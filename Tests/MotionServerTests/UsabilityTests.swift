@@ -52,6 +52,8 @@ final class UsabilityTests: ServerTestCase {
         XCTAssertEqual(answer.status, 200)
         XCTAssertEqual(answer.header("Access-Control-Allow-Origin"), "https://other.example")
         XCTAssertTrue(answer.header("Access-Control-Expose-Headers")?.contains("Location") ?? false)
+        // A page can read which instance answered (`--instance-id`, behind a load balancer).
+        XCTAssertTrue(answer.header("Access-Control-Expose-Headers")?.contains("X-Instance-Id") ?? false)
         // Problems too, so a page can read why.
         let problem = try post(server, "/v1/timelines", "{", headers: [("Origin", "https://app.example")])
         XCTAssertEqual(problem.status, 400)
