@@ -690,7 +690,6 @@ private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
     func resume() { MHD_resume_connection(connection) }
 
     var isPeerGone: Bool {
-        let fd = cmhd_connection_fd(connection)
         guard fd >= 0 else { return true }
         var byte: UInt8 = 0
         let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))

@@ -168,13 +168,8 @@ class PacedStream: @unchecked Sendable {
         let now = MonotonicClock.now()
         if peerGone { return .abort }
         if offset == pending.count {
-            pending.removeAll(keepingCapacity: true)
-            offset = 0
-            if !ended, wokenSinceFill || draining || now >= quietUntil {
-                wokenSinceFill = false
-                quietUntil = 0
-                fill(now: now, into: &pending)
-            }
+            // Refilled only when something may be due (see `quietUntil`).
+            refill(now: now, produce: wokenSinceFill || draining || now >= quietUntil)
         }
         if offset == pending.count {
             if ended { return .end }
@@ -192,6 +187,17 @@ class PacedStream: @unchecked Sendable {
         wroteSinceIdle = true
         writeMetrics?.streamWrite(direct: false)
         return .bytes(count)
+    }
+
+    /// Empties the buffer of sent bytes and, with `produce` and until the stream has ended,
+    /// fills it with what is due at `now`. Lock held.
+    private func refill(now: UInt64, produce: Bool) {
+        pending.removeAll(keepingCapacity: true)
+        offset = 0
+        guard produce, !ended else { return }
+        wokenSinceFill = false
+        quietUntil = 0
+        fill(now: now, into: &pending)
     }
 
     /// Appends what is due at `now` (monotonic ns); sets `ended` after the last bytes.
@@ -270,13 +276,7 @@ class PacedStream: @unchecked Sendable {
                 }
             }
         }
-        pending.removeAll(keepingCapacity: true)
-        offset = 0
-        if !ended {
-            wokenSinceFill = false
-            quietUntil = 0
-            fill(now: now, into: &pending)
-        }
+        refill(now: now, produce: true)
         if pending.isEmpty {
             if ended { return handBack(abort: false) }
             if noticesPeerGone() { return handBack(abort: true) }

@@ -54,31 +54,23 @@ public struct FrameStreamEncoder: Sendable {
         var w = JSONWriter(capacity: 0)
         swap(&w.bytes, &bytes)
         defer { swap(&w.bytes, &bytes) }
-        if nextFrame < timeline.frameCount, timeline.options.layout == .tracks {
+        if nextFrame < timeline.frameCount {
             let t = timeline.time(ofFrame: nextFrame)
             timeline.sample(at: t, into: &values)
-            writeTracksFrameLine(time: t, into: &w.bytes)
-            while nextEvent < eventFrames.count, eventFrames[nextEvent] == nextFrame {
-                begin(&w, event: "motion")
-                TimelineEncoder.writeEvent(timeline.events[nextEvent], frame: nextFrame, streamForm: true, into: &w)
-                finish(&w)
-                nextEvent += 1
-            }
-        } else if nextFrame < timeline.frameCount {
-            let t = timeline.time(ofFrame: nextFrame)
-            timeline.sample(at: t, into: &values)
-            begin(&w, event: "frame")
-            w.raw("{\"frame\":")
-            w.integer(nextFrame)
-            w.raw(",\"time\":")
-            w.number(t)
-            w.raw(",\"values\":")
             switch timeline.options.layout {
-            case .tracks: TimelineEncoder.writeTrackValues(timeline, values, into: &w)
-            case .frames: TimelineEncoder.writeWholeValues(timeline, values, into: &w)
+            case .tracks:
+                writeTracksFrameLine(time: t, into: &w.bytes)
+            case .frames:
+                begin(&w, event: "frame")
+                w.raw("{\"frame\":")
+                w.integer(nextFrame)
+                w.raw(",\"time\":")
+                w.number(t)
+                w.raw(",\"values\":")
+                TimelineEncoder.writeWholeValues(timeline, values, into: &w)
+                w.raw("}")
+                finish(&w)
             }
-            w.raw("}")
-            finish(&w)
             while nextEvent < eventFrames.count, eventFrames[nextEvent] == nextFrame {
                 begin(&w, event: "motion")
                 TimelineEncoder.writeEvent(timeline.events[nextEvent], frame: nextFrame, streamForm: true, into: &w)
@@ -117,8 +109,8 @@ public struct FrameStreamEncoder: Sendable {
 
     /// The frame line of the tracks layout, `{"frame":N,"time":T,"values":{"path":V,…}}` and
     /// its line end (SSE: with its `event:`/`data:` framing), written without checks into one
-    /// buffer sized for its longest text and appended at once: the same bytes as the
-    /// `JSONWriter` calls of the frames layout below (`FrameStreamEncoderTests`), without a
+    /// buffer sized for its longest text and appended at once: the same bytes as writing it
+    /// piece by piece with `JSONWriter` (`FrameStreamEncoderTests`), without a
     /// capacity check and a copy for each of its dozen pieces. A stream frame of one track
     /// went from about 3,330 to 2,410 instructions (callgrind, Benchmarks/README.md "Direct
     /// writes").
@@ -132,14 +124,14 @@ public struct FrameStreamEncoder: Sendable {
                 values.withUnsafeBufferPointer { values in
                     JSONWriter.withNumberTable { table -> Int in
                         let p = buffer.baseAddress!
-                        var i = sse ? Self.copy("event: frame\ndata: ", to: p) : 0
-                        i &+= Self.copy("{\"frame\":", to: p + i)
+                        var i = sse ? TimelineEncoder.copy("event: frame\ndata: ", to: p) : 0
+                        i &+= TimelineEncoder.copy("{\"frame\":", to: p + i)
                         let digits = ShortestDouble.decimalLength(UInt64(frame))
                         ShortestDouble.writeDigits(UInt64(frame), count: digits, to: p + i)
                         i &+= digits
-                        i &+= Self.copy(",\"time\":", to: p + i)
+                        i &+= TimelineEncoder.copy(",\"time\":", to: p + i)
                         i &+= JSONWriter.write(t, to: p + i, table: table)
-                        i &+= Self.copy(",\"values\":", to: p + i)
+                        i &+= TimelineEncoder.copy(",\"values\":", to: p + i)
                         if count == 0 {
                             p[i] = UInt8(ascii: "{")
                             i &+= 1
@@ -152,19 +144,13 @@ public struct FrameStreamEncoder: Sendable {
                             start = end
                             i &+= JSONWriter.write(values[k], to: p + i, table: table)
                         }
-                        i &+= Self.copy(sse ? "}}\n\n" : "}}\n", to: p + i)
+                        i &+= TimelineEncoder.copy(sse ? "}}\n\n" : "}}\n", to: p + i)
                         return i
                     }
                 }
             }
         }
         line.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<written])) }
-    }
-
-    @inline(__always)
-    private static func copy(_ text: StaticString, to p: UnsafeMutablePointer<UInt8>) -> Int {
-        p.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
-        return text.utf8CodeUnitCount
     }
 
     private func begin(_ w: inout JSONWriter, event: StaticString) {
