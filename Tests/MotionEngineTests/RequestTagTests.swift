@@ -42,11 +42,14 @@ final class RequestTagTests: XCTestCase {
 
     func testIfNoneMatchParsing() {
         let tag = #""00112233445566778899aabbccddeeff""#
-        XCTAssertTrue(RequestTag.matches(ifNoneMatch: tag, tag: tag))
-        XCTAssertTrue(RequestTag.matches(ifNoneMatch: " * ", tag: tag))
-        XCTAssertTrue(RequestTag.matches(ifNoneMatch: #""x", W/\#(tag)"#, tag: tag))
-        XCTAssertFalse(RequestTag.matches(ifNoneMatch: #""x", "y""#, tag: tag))
-        XCTAssertFalse(RequestTag.matches(ifNoneMatch: "00112233445566778899aabbccddeeff", tag: tag), "tags are quoted")
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: tag, tag: tag), .init(coding: nil))
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: " * ", tag: tag), .init(coding: nil))
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: #""x", W/\#(tag)"#, tag: tag), .init(coding: nil))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""x", "y""#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: "00112233445566778899aabbccddeeff", tag: tag), "tags are quoted")
+        // A compressed answer's tag names the same answer, and says which coding it had.
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: #""00112233445566778899aabbccddeeff-gzip""#, tag: tag), .init(coding: "gzip"))
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: #"W/"00112233445566778899aabbccddeeff-deflate""#, tag: tag), .init(coding: "deflate"))
     }
 
     /// Literal tags computed before the canonical writer was made to hash while it walks:

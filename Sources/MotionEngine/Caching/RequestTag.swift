@@ -55,10 +55,6 @@ public enum RequestTag {
 
     /// Whether an `If-None-Match` field value matches `tag` (RFC 9110 §13.1.2: `*`, or a
     /// list of tags compared weakly).
-    public static func matches(ifNoneMatch field: String, tag: String) -> Bool {
-        match(ifNoneMatch: field, tag: tag) != nil
-    }
-
     /// An `If-None-Match` field that matched: which form of the tag it listed.
     public struct Match: Sendable, Equatable {
         /// The content coding appended to the listed tag (`gzip` for `"…-gzip"`), nil for
