@@ -7,13 +7,7 @@ import XCTest
 final class ComputePlacementTests: ServerTestCase {
     /// The `motion_computations_total{thread=…}` counter from `/metrics`.
     private func computations(_ server: TestServer, _ thread: String) throws -> Int {
-        let text = try get(server, "/metrics").text
-        let prefix = "motion_computations_total{thread=\"\(thread)\"} "
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else {
-            XCTFail("no \(prefix) in /metrics")
-            return -1
-        }
-        return Int(line.dropFirst(prefix.count)) ?? -1
+        Int(try metric(server, "motion_computations_total{thread=\"\(thread)\"}"))
     }
 
     /// One tween of one property at 60 fps for `seconds`: 60 × seconds + 1 frames × 1 track.

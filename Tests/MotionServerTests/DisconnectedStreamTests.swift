@@ -10,14 +10,6 @@ final class DisconnectedStreamTests: ServerTestCase {
     /// 600 s at 30 fps: never ends during a test.
     private static let long = #"{"fps":30,"motion":{"type":"tween","duration":600,"properties":[{"path":"x","from":0,"to":100}]}}"#
 
-    private func metric(_ server: TestServer, _ name: String) throws -> Double {
-        let text = try get(server, "/metrics").text
-        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
-            if let value = Double(line.dropFirst(name.count + 1)) { return value }
-        }
-        throw TestServerError(description: "no \(name) in /metrics:\n\(text)")
-    }
-
     private func openStreams(_ server: TestServer) throws -> Double { try metric(server, "motion_open_streams") }
 
     /// Polls `value` until it is `expected` or `seconds` have passed; returns the last value and the time taken.

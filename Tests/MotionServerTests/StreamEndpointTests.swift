@@ -134,14 +134,7 @@ final class StreamEndpointTests: DefaultServerTestCase {
 
     /// `motion_stream_writes_total{path=…}` from `/metrics`.
     private func streamWrites(_ server: TestServer, _ path: String) throws -> Double {
-        let prefix = "motion_stream_writes_total{path=\"\(path)\"} "
-        let text = try get(server, "/metrics").text
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
-              let value = Double(line.dropFirst(prefix.count)) else {
-            XCTFail("no \(prefix) in /metrics")
-            return -1
-        }
-        return value
+        try metric(server, "motion_stream_writes_total{path=\"\(path)\"}")
     }
 
     /// Reads a paced stream on `client` to its end and returns its lines (chunked framing

@@ -290,6 +290,16 @@ class ServerTestCase: XCTestCase {
         try send(server, "GET", target)
     }
 
+    /// The value of one series in `GET /metrics`: its name with its labels as the text
+    /// writes them (`motion_open_streams`, `motion_stream_writes_total{path="direct"}`).
+    func metric(_ server: TestServer, _ series: String) throws -> Double {
+        let text = try get(server, "/metrics").text
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            if let value = Double(line.dropFirst(series.count + 1)) { return value }
+        }
+        throw TestServerError(description: "no \(series) in /metrics:\n\(text)")
+    }
+
     /// POSTs a JSON document on a fresh connection.
     func post(_ server: TestServer, _ target: String, _ json: String,
               contentType: String? = "application/json", headers: [(String, String)] = []) throws -> RawHTTPResponse {
