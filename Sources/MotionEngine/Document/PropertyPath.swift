@@ -84,31 +84,39 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
     @discardableResult
     public func assign(_ value: JSON, in root: inout JSONObject) -> Bool {
         var node = JSON.object(root)
-        guard Self.assign(value, segments: segments[...], in: &node), case .object(let updated) = node else { return false }
-        root = updated
-        return true
+        root = JSONObject() // `node` holds the only reference: written in place, not copied
+        let written = Self.assign(value, segments: segments[...], in: &node)
+        if case .object(let updated) = node { root = updated }
+        return written
     }
 
+    /// Writes `value` at `segments` below `node`; when that fails (false), `node` is left as
+    /// it was. Each container is taken out of its parent while it is written (the parent
+    /// holds `.null` meanwhile) so that it is the only reference to its storage and is
+    /// updated in place (`JSON.takeObject`): assigning 100 properties into one object used
+    /// to copy the object's pairs and hash index on every assignment, quadratic in the
+    /// properties (100-track request, callgrind: 494 → 468 instructions a sample, the
+    /// `final` document at 18,000 instructions a property before).
     private static func assign(_ value: JSON, segments: ArraySlice<String>, in node: inout JSON) -> Bool {
         guard let segment = segments.first else {
             node = value
             return true
         }
         let rest = segments.dropFirst()
-        switch node {
-        case .object(var object):
-            var child = object[segment] ?? .object(JSONObject())
-            guard assign(value, segments: rest, in: &child) else { return false }
-            object[segment] = child
+        if var object = node.takeObject() {
+            let existing = object[segment]
+            var child = existing ?? .object(JSONObject())
+            if existing != nil { object[segment] = .null }
+            let written = assign(value, segments: rest, in: &child)
+            if written || existing != nil { object[segment] = child }
             node = .object(object)
-            return true
-        case .array(var items):
-            guard let index = Int(segment), items.indices.contains(index) else { return false }
-            guard assign(value, segments: rest, in: &items[index]) else { return false }
-            node = .array(items)
-            return true
-        default:
-            return false
+            return written
         }
+        if var items = node.takeArray() {
+            defer { node = .array(items) }
+            guard let index = Int(segment), items.indices.contains(index) else { return false }
+            return assign(value, segments: rest, in: &items[index])
+        }
+        return false
     }
 }

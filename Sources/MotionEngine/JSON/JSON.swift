@@ -44,6 +44,28 @@ public enum JSON: Sendable, Equatable {
         if case .array(let a) = self { return a }
         return nil
     }
+
+    /// The object this holds, moved out (`self` is left `.null`), or nil (`self` unchanged).
+    /// The caller then holds the only reference to the object's storage and can change it in
+    /// place before putting it back; binding it with `case .object(var o) = self` instead
+    /// keeps `self`'s reference alive, and every change copies the whole object. `consume`
+    /// is what guarantees the move (a `switch` on `self` did not, in release builds).
+    mutating func takeObject() -> JSONObject? {
+        guard case .object = self else { return nil }
+        let taken = self
+        self = .null
+        guard case .object(let object) = consume taken else { return nil }
+        return object
+    }
+
+    /// The array this holds, moved out as `takeObject` does.
+    mutating func takeArray() -> [JSON]? {
+        guard case .array = self else { return nil }
+        let taken = self
+        self = .null
+        guard case .array(let items) = consume taken else { return nil }
+        return items
+    }
 }
 
 /// A JSON object that remembers the order of its keys.

@@ -126,18 +126,18 @@ public struct Timeline: Sendable {
             node = .number(number)
             return
         }
-        switch node {
-        case .object(var object):
+        // Each container is taken out of its parent while it is written, so that it is the
+        // only reference to its storage and is updated in place (as `PropertyPath.assign`).
+        if var object = node.takeObject() {
+            defer { node = .object(object) }
             guard var child = object[head] else { return }
+            object[head] = .null
             replaceLeaf(&child, at: path.dropFirst(), with: number)
             object[head] = child
-            node = .object(object)
-        case .array(var items):
+        } else if var items = node.takeArray() {
+            defer { node = .array(items) }
             guard let index = Int(head), items.indices.contains(index) else { return }
             replaceLeaf(&items[index], at: path.dropFirst(), with: number)
-            node = .array(items)
-        default:
-            return
         }
     }
 }
