@@ -134,4 +134,66 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(diagnostics.problems.last?.message, "unknown field 'duratoin': did you mean 'duration'?")
         XCTAssertEqual(diagnostics.problems.first?.message, "unknown field 'f0': did you mean 'f3'?")
     }
+
+    // MARK: - Writing at a path in place (PropertyPath.assign, Timeline.replaceLeaf)
+
+    private func object(_ text: String) throws -> JSONObject {
+        guard case .object(let object) = try JSONParser.parse(text) else { throw JSONSyntaxError(offset: 0, message: "not an object") }
+        return object
+    }
+
+    func testAssignCreatesObjectsReplacesValuesAndKeepsOrder() throws {
+        var root = try object(#"{"b":1,"a":{"x":[10,{"y":2}]}}"#)
+        XCTAssertTrue(PropertyPath("a.x.1.y")!.assign(.number(5), in: &root))
+        XCTAssertTrue(PropertyPath("a.z.w")!.assign(.string("new"), in: &root))
+        XCTAssertTrue(PropertyPath("b")!.assign(.bool(true), in: &root))
+        XCTAssertTrue(PropertyPath("c")!.assign(.null, in: &root))
+        XCTAssertEqual(root, try object(#"{"b":true,"a":{"x":[10,{"y":5}],"z":{"w":"new"}},"c":null}"#))
+    }
+
+    func testAFailedAssignLeavesTheDocumentAsItWas() throws {
+        let before = try object(#"{"n":1,"a":{"list":[1,2],"s":"t"}}"#)
+        for path in ["n.deeper", "a.list.2", "a.list.x", "a.s.k", "a.list.0.k"] {
+            var root = before
+            XCTAssertFalse(PropertyPath(path)!.assign(.number(9), in: &root), path)
+            XCTAssertEqual(root, before, path)
+            XCTAssertEqual(root.keys, before.keys, path)
+        }
+    }
+
+    func testAssignDoesNotChangeCopiesSharingTheStorage() throws {
+        let original = try object(#"{"a":{"b":[1,2]}}"#)
+        var copy = original
+        XCTAssertTrue(PropertyPath("a.b.0")!.assign(.number(7), in: &copy))
+        XCTAssertEqual(original, try object(#"{"a":{"b":[1,2]}}"#))
+        XCTAssertEqual(copy, try object(#"{"a":{"b":[7,2]}}"#))
+    }
+
+    func testManyAssignmentsIntoOneObject() throws {
+        // Past JSONObject.indexedCount keys the object keeps a hash index: written in place too.
+        var root = JSONObject()
+        for k in 0..<200 { XCTAssertTrue(PropertyPath("p\(k)")!.assign(.number(Double(k)), in: &root)) }
+        for k in 0..<200 { XCTAssertTrue(PropertyPath("p\(k)")!.assign(.number(Double(-k)), in: &root)) }
+        XCTAssertEqual(root.count, 200)
+        XCTAssertEqual(root.keys.first, "p0")
+        XCTAssertEqual(root["p150"], .number(-150))
+    }
+
+    func testReplaceLeafWritesOnlyExistingLeaves() throws {
+        var node = JSON.object(try object(#"{"a":[1,{"b":2}],"c":3}"#))
+        let shared = node
+        Timeline.replaceLeaf(&node, at: ["a", "1", "b"][...], with: 4)
+        Timeline.replaceLeaf(&node, at: ["a", "5"][...], with: 4)   // no such index
+        Timeline.replaceLeaf(&node, at: ["missing"][...], with: 4)  // no such key
+        XCTAssertEqual(node, .object(try object(#"{"a":[1,{"b":4}],"c":3}"#)))
+        XCTAssertEqual(shared, .object(try object(#"{"a":[1,{"b":2}],"c":3}"#)))
+    }
+
+    func testTakeMovesTheContainerOut() {
+        var node = JSON.array([.number(1)])
+        XCTAssertNil(node.takeObject())
+        XCTAssertEqual(node, .array([.number(1)]))
+        XCTAssertEqual(node.takeArray(), [.number(1)])
+        XCTAssertEqual(node, .null)
+    }
 }
