@@ -64,7 +64,8 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
     public func blockingPrefix(in root: JSONObject) -> (prefix: PropertyPath, value: JSON)? {
         var current = JSON.object(root)
         for (index, segment) in segments.enumerated() {
-            let prefix = PropertyPath(segments: Array(segments[..<index]))
+            // Built only for the answer (an array a segment on every call cost ~300 instructions).
+            var prefix: PropertyPath { PropertyPath(segments: Array(segments[..<index])) }
             switch current {
             case .object(let object):
                 guard let next = object[segment] else { return nil }
@@ -104,13 +105,19 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
         }
         let rest = segments.dropFirst()
         if var object = node.takeObject() {
-            let existing = object[segment]
-            var child = existing ?? .object(JSONObject())
-            if existing != nil { object[segment] = .null }
-            let written = assign(value, segments: rest, in: &child)
-            if written || existing != nil { object[segment] = child }
-            node = .object(object)
-            return written
+            defer { node = .object(object) }
+            // The key looked up once (hashed, past 16 keys): three lookups a property cost
+            // about 800 instructions more.
+            if let position = object.position(of: segment) {
+                var child = object.takeValue(at: position)
+                let written = assign(value, segments: rest, in: &child)
+                object.setValue(child, at: position)
+                return written
+            }
+            var child = JSON.object(JSONObject())
+            guard assign(value, segments: rest, in: &child) else { return false }
+            object.appendNew(segment, child)
+            return true
         }
         if var items = node.takeArray() {
             defer { node = .array(items) }

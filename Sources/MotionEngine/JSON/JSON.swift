@@ -126,6 +126,19 @@ public struct JSONObject: Sendable, Equatable {
         }
     }
 
+    /// The value at `position` (from `position(of:)`), moved out: `.null` is left in its
+    /// place until `setValue(_:at:)` puts one back (see `JSON.takeObject`).
+    mutating func takeValue(at position: Int) -> JSON {
+        let value = pairs[position].value
+        pairs[position].value = .null
+        return value
+    }
+
+    /// Replaces the value at `position` (from `position(of:)`): no second lookup of the key.
+    mutating func setValue(_ value: JSON, at position: Int) {
+        pairs[position].value = value
+    }
+
     /// Appends a pair whose key the object does not hold yet (the parser checks first).
     mutating func appendNew(_ key: String, _ value: JSON) {
         pairs.append((key, value))

@@ -71,7 +71,8 @@ extension Track {
         let start = segment.start
         switch segment.curve {
         case .tween(let curve):
-            if let progress = cache.progress(of: curve, start: start, times: times, run) {
+            if let entry = cache.entry(of: curve, start: start, times: times, run) {
+                let progress = cache.entries[entry].progress
                 let (from, to) = (curve.from, curve.to)
                 if !progress.anyBackward {
                     // Forward only (no reversed cycle in the run): one multiply-add a time.
@@ -129,6 +130,11 @@ public struct TweenProgressCache {
         var easing: Easing
         var reverseEasing: Easing
         var run: Range<Int>
+        var progress: Progress
+    }
+
+    /// The eased progress and direction at each time of a run.
+    struct Progress {
         var backward: [Bool]
         var eased: [Double]
         /// Whether any of `backward` is true.
@@ -158,15 +164,18 @@ public struct TweenProgressCache {
     /// A cache that shares nothing when `enabled` is false (one track: nothing to share with).
     public init(enabled: Bool = true) { self.enabled = enabled }
 
-    /// The progress of `curve` (starting at `start`) over `times[run]`, computed now when no
-    /// entry has it; nil when disabled or the run is too long to keep.
+    /// The index in `entries` of the progress of `curve` (starting at `start`) over
+    /// `times[run]`, computed now when no entry has it; nil when disabled or the run is too
+    /// long to keep. An index rather than the entry: returning (and matching) entries by
+    /// value copied each one, its easings included (about 1,300 instructions a track).
     @inline(__always)
-    mutating func progress(of curve: TweenCurve, start: Double, times: UnsafeBufferPointer<Double>,
-                           _ run: Range<Int>) -> Entry? {
+    mutating func entry(of curve: TweenCurve, start: Double, times: UnsafeBufferPointer<Double>,
+                        _ run: Range<Int>) -> Int? {
         guard enabled, run.count <= Self.maxRun else { return nil }
-        for entry in entries where entry.run == run && entry.start == start && entry.timing == curve.timing
-            && entry.easing == curve.easing && entry.reverseEasing == curve.reverseEasing {
-            return entry
+        for index in entries.indices where entries[index].run == run && entries[index].start == start
+            && entries[index].timing == curve.timing && entries[index].easing == curve.easing
+            && entries[index].reverseEasing == curve.reverseEasing {
+            return index
         }
         var backward = [Bool](repeating: false, count: run.count)
         var eased = [Double](repeating: 0, count: run.count)
@@ -174,13 +183,14 @@ public struct TweenProgressCache {
             (backward[j - run.lowerBound], eased[j - run.lowerBound]) = curve.progress(at: times[j] - start)
         }
         let entry = Entry(start: start, timing: curve.timing, easing: curve.easing, reverseEasing: curve.reverseEasing,
-                          run: run, backward: backward, eased: eased, anyBackward: backward.contains(true))
+                          run: run, progress: Progress(backward: backward, eased: eased, anyBackward: backward.contains(true)))
         if entries.count < Self.maxEntries {
             entries.append(entry)
-        } else {
-            entries[victim] = entry
-            victim = (victim + 1) % Self.maxEntries
+            return entries.count - 1
         }
-        return entry
+        let index = victim
+        entries[index] = entry
+        victim = (victim + 1) % Self.maxEntries
+        return index
     }
 }

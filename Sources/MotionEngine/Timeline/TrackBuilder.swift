@@ -277,12 +277,14 @@ struct TrackBuilder {
     }
 
     /// Whether `path` can be written into `target` (for `final`); reports why not.
-    func writable(_ path: PropertyPath, at pointer: String) -> Bool {
+    /// `pointer` is only built when there is a problem to report: `pointer + "/path"` for
+    /// every property cost about 900 instructions (a string built, grown and freed).
+    func writable(_ path: PropertyPath, at pointer: @autoclosure () -> String) -> Bool {
         guard let (prefix, value) = path.blockingPrefix(in: target) else { return true }
         let place = prefix.segments.isEmpty ? "the target" : "'\(prefix)'"
         let what: String
         if case .array(let items) = value { what = "an array of \(items.count)" } else { what = value.typeDescription }
-        diagnostics.invalid(pointer, "'\(path)' cannot be written into target: \(place) holds \(what)")
+        diagnostics.invalid(pointer(), "'\(path)' cannot be written into target: \(place) holds \(what)")
         return false
     }
 
