@@ -196,4 +196,22 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(node.takeArray(), [.number(1)])
         XCTAssertEqual(node, .null)
     }
+
+    func testPropertyPathSegments() {
+        XCTAssertEqual(PropertyPath("x")?.segments, ["x"])
+        XCTAssertEqual(PropertyPath("layers.2.opacity")?.segments, ["layers", "2", "opacity"])
+        XCTAssertEqual(PropertyPath("é.x")?.segments, ["é", "x"])
+        XCTAssertEqual(PropertyPath("a.\u{301}b")?.segments, ["a.\u{301}b"]) // "." + combining mark is one character
+        for bad in ["", ".", "a.", ".a", "a..b", "é..x", "é."] { XCTAssertNil(PropertyPath(bad), bad) }
+        let longest = Array(repeating: "s", count: PropertyPath.maxSegments).joined(separator: ".")
+        XCTAssertEqual(PropertyPath(longest)?.segments.count, PropertyPath.maxSegments)
+        XCTAssertNil(PropertyPath(longest + ".s"))
+        // Byte and Character splits agree wherever the text is ASCII.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let text = String((0..<Int.random(in: 1...8, using: &generator)).map { _ in "ab.1".randomElement(using: &generator)! })
+            let expected = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            XCTAssertEqual(PropertyPath(text)?.segments, expected.contains("") ? nil : expected, text)
+        }
+    }
 }

@@ -9,14 +9,32 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a dotted path; nil when it is empty, has an empty segment or more than
     /// `maxSegments` segments.
+    ///
+    /// ASCII text (nearly every path) is split on its bytes; other text by `Character`, as
+    /// always (a `.` followed by a combining mark is one character, not a separator). The
+    /// `Character` split cost about 2,700 instructions for `p0`; the byte path about 300
+    /// (100-track request, callgrind: 403 → 396 instructions a sample).
     public init?(_ text: String) {
+        guard !text.isEmpty else { return nil }
         var dots = 0
-        for byte in text.utf8 where byte == UInt8(ascii: ".") {
-            dots += 1
-            if dots >= Self.maxSegments { return nil }
+        var ascii = true
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                dots += 1
+                if dots >= Self.maxSegments { return nil }
+            } else if byte >= 0x80 {
+                ascii = false
+            }
         }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard !text.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
+        let parts: [String]
+        if dots == 0 {
+            parts = [text]
+        } else if ascii {
+            parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { String(Substring($0)) }
+        } else {
+            parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        }
+        guard !parts.contains(where: \.isEmpty) else { return nil }
         segments = parts
     }
 
