@@ -37,8 +37,24 @@ final class Scheduler {
     /// Every node's first start and first cycle end, and the timelines' labels (`output.schedule`).
     var schedule = ScheduleRecorder()
 
-    init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double) {
-        self.builder = TrackBuilder(target: target, diagnostics: diagnostics)
+    /// The properties `node` and its children name (a path node counts one): the tracks a
+    /// run will usually make. Recursion is bounded by the decoder's nesting limit.
+    static func propertyCount(_ node: MotionNode) -> Int {
+        switch node {
+        case .tween(let tween): return tween.properties.count
+        case .physics(let physics): return physics.properties.count
+        case .spring(let spring): return spring.properties.count
+        case .decay(let decay): return decay.properties.count
+        case .path: return 1
+        case .group(let group): return group.children.reduce(0) { $0 &+ propertyCount($1) }
+        case .sequence(let sequence): return sequence.steps.reduce(0) { $0 &+ propertyCount($1) }
+        }
+    }
+
+    /// `root`: the motion the scheduler will run, to size its track tables (nil: unknown).
+    init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double, root: MotionNode? = nil) {
+        self.builder = TrackBuilder(target: target, diagnostics: diagnostics,
+                                    expectedProperties: min(root.map(Self.propertyCount) ?? 0, limits.maxProperties))
         self.diagnostics = diagnostics
         self.limits = limits
         self.horizon = horizon
