@@ -1,15 +1,18 @@
 /// A scalar function of local time: what one motion contributes to one track.
 ///
-/// Kernels are pure values; `value(at:)` takes seconds since the motion's start. The enum is
-/// `indirect` so that a track segment is a pointer, not a copy of the whole kernel: sampling
-/// copies segments, and inline payloads of several hundred bytes cost about a third of the
-/// sampling time (Benchmarks/RESULTS.md, timeline throughput).
-public indirect enum Curve: Sendable {
+/// Kernels are pure values; `value(at:)` takes seconds since the motion's start. Every case
+/// is a pointer, not a copy of the whole kernel: sampling copies segments, and inline
+/// payloads of several hundred bytes cost about a third of the sampling time
+/// (Benchmarks/RESULTS.md, timeline throughput). The other cases are `indirect` (boxed);
+/// a tween is an immutable class, so that matching `.tween(let curve)` retains it rather
+/// than copying its timing and two easings out of the box (callgrind, 100 streams of one
+/// tween: 5,052 → 4,570 user-space instructions a frame).
+public enum Curve: Sendable {
     case tween(TweenCurve)
-    case dynamic(DynamicCurve)
-    case path(PathCurve)
+    indirect case dynamic(DynamicCurve)
+    indirect case path(PathCurve)
     /// A tween leg through several keyframes (docs/authoring.md).
-    case keyframes(KeyframeCurve)
+    indirect case keyframes(KeyframeCurve)
 
     @inline(__always)
     public func value(at tau: Double) -> Double {
@@ -33,12 +36,12 @@ public indirect enum Curve: Sendable {
 }
 
 /// A tween leg pair on one scalar: `a + (b−a)·E(u)` forward, `b + (a−b)·E'(u)` back.
-public struct TweenCurve: Sendable {
-    public var from: Double
-    public var to: Double
-    public var timing: CycleTiming
-    public var easing: Easing
-    public var reverseEasing: Easing
+public final class TweenCurve: Sendable {
+    public let from: Double
+    public let to: Double
+    public let timing: CycleTiming
+    public let easing: Easing
+    public let reverseEasing: Easing
 
     public init(from: Double, to: Double, timing: CycleTiming, easing: Easing, reverseEasing: Easing) {
         self.from = from
