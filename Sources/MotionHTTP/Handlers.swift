@@ -228,12 +228,15 @@ struct Handlers: Sendable {
             return ProblemDetails.badRequest("the session id must be 1 to 64 characters of A-Z a-z 0-9 _ -, not '\(shown)'",
                                              parameter: "id").response
         }
-        if sessions.session(id) != nil { return Self.sessionExists(id).response }
+        if let existing = sessions.session(id) { return sessionExists(id, existing).response }
         return startSession(request, id: id)
     }
 
-    private static func sessionExists(_ id: String) -> ProblemDetails {
-        .conflict("a session with id '\(id)' already exists; choose another id, or DELETE it first", state: nil)
+    /// 409 for a `PUT` on a taken id, with the existing session's `state` (absent only when
+    /// that session ended between the two lookups of a racing `PUT`).
+    private func sessionExists(_ id: String, _ existing: LiveSession?) -> ProblemDetails {
+        return .conflict("a session with id '\(id)' already exists; choose another id, or DELETE it first",
+                         state: existing?.stateName(atWall: MonotonicClock.seconds))
     }
 
     private func startSession(_ request: HTTPRequest, id chosen: String?) -> HTTPResponse {
@@ -251,7 +254,7 @@ struct Handlers: Sendable {
         let session: LiveSession
         switch chosen.map({ sessions.create(id: $0, make) }) ?? sessions.create(make).map(SessionRegistry.Creation.created) ?? .full {
         case .created(let created): session = created
-        case .exists: return Self.sessionExists(chosen ?? "").response
+        case .exists: return sessionExists(chosen ?? "", chosen.flatMap { sessions.session($0) }).response
         case .full:
             return ProblemDetails.unavailable("too many live sessions (max-sessions \(configuration.maxSessions)); delete one or wait for one to expire").response
         }

@@ -67,6 +67,14 @@ final class LiveSession: @unchecked Sendable {
     // MARK: - State
 
     /// The state document: id, state, time, speed, duration, frames, values, retargets.
+    /// The session's state now (`running`, `paused`, …), as the state document names it.
+    func stateName(atWall wall: Double) -> String {
+        lock.withLock {
+            clock.settle(atWall: wall)
+            return clock.state(atWall: wall).rawValue
+        }
+    }
+
     /// The session's entry in `GET /v1/sessions`: id, state, clock time, watchers.
     func writeSummary(atWall wall: Double, into w: inout JSONWriter) {
         lock.withLock {

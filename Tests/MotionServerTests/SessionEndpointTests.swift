@@ -249,7 +249,12 @@ final class SessionEndpointTests: ServerTestCase {
         try assertProblem(wrongMethod, status: 405)
         XCTAssertEqual(wrongMethod.header("Allow"), "GET, PUT, DELETE, HEAD, OPTIONS")
         // PUT on an existing session's id is a conflict, not a replacement.
-        try assertProblem(send(server, "PUT", "/v1/sessions/\(id)", headers: [("Content-Type", "application/json")], body: Array(linear().utf8)), status: 409)
+        let taken = try assertProblem(send(server, "PUT", "/v1/sessions/\(id)", headers: [("Content-Type", "application/json")],
+                                           body: Array(linear().utf8)), status: 409, type: "/problems/conflict")
+        // The existing session's state, as its state document has it.
+        let state = try send(server, "GET", "/v1/sessions/\(id)").json()["state"]?.string
+        XCTAssertNotNil(state)
+        XCTAssertEqual(taken["state"]?.string, state)
     }
 
     func testDeleteEndsWatchersAndForgetsTheSession() throws {
