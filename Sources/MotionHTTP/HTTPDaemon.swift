@@ -32,6 +32,8 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// `--connection-memory`, for the URI logger.
     var connectionMemoryBytes: Int { configuration.connectionMemoryBytes }
+    /// `--tcp-keepalive` (validated to 0…32767), for the connection notifier.
+    private var keepaliveIdle: Int32 { Int32(clamping: configuration.tcpKeepalive) }
 
     /// Requests accepted and not yet answered to the end (streams included).
     var requestsInFlight: Int { counters.lock.withLock { counters.inFlight } }
@@ -352,6 +354,7 @@ final class HTTPDaemon: @unchecked Sendable {
 
     fileprivate func connectionOpened(_ connection: OpaquePointer, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let fd = cmhd_connection_fd(connection)
+        if fd >= 0, keepaliveIdle > 0 { Self.enableKeepalive(fd, idle: keepaliveIdle) }
         let track = connectionGuard.opened(fd: fd)
         socketContext.pointee = Unmanaged.passRetained(track).toOpaque()
     }
@@ -361,6 +364,19 @@ final class HTTPDaemon: @unchecked Sendable {
         let track = Unmanaged<ConnectionGuard.Track>.fromOpaque(raw).takeRetainedValue()
         socketContext.pointee = nil
         connectionGuard.closed(track)
+    }
+
+    /// TCP keepalive on an accepted socket (`--tcp-keepalive`): probes after `idle` quiet
+    /// seconds, every `tcpKeepaliveInterval` s, `tcpKeepaliveProbes` times. A failure to set
+    /// it leaves the connection as it was (keepalive is a safety net, not a requirement).
+    private static func enableKeepalive(_ fd: Int32, idle: Int32) {
+        var on: Int32 = 1, idle = idle
+        var interval = ServerConfiguration.tcpKeepaliveInterval, probes = ServerConfiguration.tcpKeepaliveProbes
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, size)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, size)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &probes, size)
     }
 
     private static func track(_ connection: OpaquePointer) -> ConnectionGuard.Track? {

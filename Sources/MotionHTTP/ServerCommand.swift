@@ -50,6 +50,8 @@ struct ServerCommand: ParsableCommand {
     var maxConnections: UInt32?
     @Option(help: "Idle seconds before a connection is closed (env MOTION_CONNECTION_TIMEOUT; default 30).")
     var connectionTimeout: UInt32?
+    @Option(help: "Idle seconds before TCP keepalive probes a connection, 0 for none; a vanished client is found 30 s later (env MOTION_TCP_KEEPALIVE; default 60).")
+    var tcpKeepalive: UInt32?
     @Option(help: "Simultaneous connections from one client address, 0 for no limit (env MOTION_MAX_CONNECTIONS_PER_ADDRESS; default 1000).")
     var maxConnectionsPerAddress: UInt32?
     @Option(help: "Seconds a request head may take from its first byte, 0 to turn off (env MOTION_HEADER_TIMEOUT; default 10).")
@@ -100,6 +102,7 @@ struct ServerCommand: ParsableCommand {
         if !(config.sessionTTL > 0) { throw ValidationError("--session-ttl must be positive") }
         if config.maxBacklogFrames < 1 { throw ValidationError("--max-backlog-frames must be positive") }
         if !(0...3600).contains(config.headerTimeout) { throw ValidationError("--header-timeout must be 0…3600") }
+        if !ServerConfiguration.tcpKeepaliveRange.contains(config.tcpKeepalive) { throw ValidationError("--tcp-keepalive must be 0…32767") }
         if config.minBodyRate < 0 { throw ValidationError("--min-body-rate must not be negative") }
         if !(1...1024).contains(config.computeThreads) { throw ValidationError("--compute-threads must be 1…1024") }
         if config.maxQueuedComputations < 0 { throw ValidationError("--max-queued-computations must not be negative") }
@@ -174,6 +177,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxBacklogFrames, "MOTION_MAX_BACKLOG_FRAMES") { config.maxBacklogFrames = v }
         if let v: UInt32 = try value(maxConnections, "MOTION_MAX_CONNECTIONS") { config.maxConnections = v }
         if let v: UInt32 = try value(connectionTimeout, "MOTION_CONNECTION_TIMEOUT") { config.connectionTimeout = v }
+        if let v: UInt32 = try value(tcpKeepalive, "MOTION_TCP_KEEPALIVE") { config.tcpKeepalive = v }
         if let v: Double = try value(drainTimeout, "MOTION_DRAIN_TIMEOUT") { config.drainTimeout = v }
         if let v: UInt32 = try value(maxConnectionsPerAddress, "MOTION_MAX_CONNECTIONS_PER_ADDRESS") { config.maxConnectionsPerAddress = v }
         if let v: Double = try value(headerTimeout, "MOTION_HEADER_TIMEOUT") { config.headerTimeout = v }

@@ -14,6 +14,16 @@ struct ServerConfiguration: Sendable {
     var maxBodyBytes = 1 << 20
     /// Seconds of inactivity before libmicrohttpd closes a connection.
     var connectionTimeout: UInt32 = 30
+    /// Idle seconds before TCP keepalive probes a connection (0: no probes). A client that
+    /// vanished without a FIN or RST (a powered-off device, a dropped NAT mapping) is found
+    /// after this plus `tcpKeepaliveProbes` probes `tcpKeepaliveInterval` apart: the socket
+    /// then fails, and a stream waiting on it (a paused session's watcher sends nothing) is
+    /// closed at its next look at the socket.
+    var tcpKeepalive: UInt32 = 60
+    static let tcpKeepaliveInterval: Int32 = 10
+    static let tcpKeepaliveProbes: Int32 = 3
+    /// `--tcp-keepalive` bounds: Linux's TCP_KEEPIDLE takes at most 32,767 s.
+    static let tcpKeepaliveRange: ClosedRange<UInt32> = 0...32_767
     /// Simultaneous connections (libmicrohttpd refuses more).
     var maxConnections: UInt32 = 10_000
     /// Simultaneous connections from one client address (0: no limit); more are refused at

@@ -261,4 +261,31 @@ final class HTTPHardeningTests: ServerTestCase {
         let properties = (0..<2000).map { #"{"path":"p\#($0)","from":0,"to":\#($0)}"# }.joined(separator: ",")
         return #"{"fps":100,"motion":{"type":"tween","duration":9.99,"easing":"ease-in-out","properties":[\#(properties)]}}"#
     }()
+
+    /// `--tcp-keepalive`: the server's socket of an idle keep-alive connection runs the
+    /// keepalive timer, due within the configured idle seconds (Linux's /proc/net/tcp, in
+    /// clock ticks of 1/100 s); with 0, no timer runs. (A client that vanished without a FIN
+    /// cannot be made on loopback; what the kernel does with the probes is its own.)
+    func testIdleConnectionsAreProbedByTCPKeepalive() throws {
+        func idleTimer(_ server: TestServer) throws -> (kind: Int, ticks: Int)? {
+            let client = try server.client()
+            XCTAssertEqual(try client.request("GET", "/healthz").status, 200)
+            var timer = client.serverSocketTimer()
+            let end = monotonicSeconds() + 3
+            while timer?.kind != 2, monotonicSeconds() < end {
+                usleep(50_000)
+                timer = client.serverSocketTimer()
+            }
+            return timer
+        }
+        let probed = try XCTUnwrap(try idleTimer(try startServer(["--tcp-keepalive", "7"])))
+        XCTAssertEqual(probed.kind, 2, "keepalive timer")
+        XCTAssertGreaterThan(probed.ticks, 0)
+        XCTAssertLessThanOrEqual(probed.ticks, 700)
+        let byDefault = try XCTUnwrap(try idleTimer(try startServer()))
+        XCTAssertEqual(byDefault.kind, 2, "keepalive timer")
+        XCTAssertGreaterThan(byDefault.ticks, 700) // 60 s by default
+        let off = try XCTUnwrap(try idleTimer(try startServer(["--tcp-keepalive", "0"])))
+        XCTAssertEqual(off.kind, 0, "no timer without keepalive")
+    }
 }

@@ -234,6 +234,7 @@ final class ConfigurationErrorTests: XCTestCase {
         try assertOneLineError(["--instance-id", "two words"], mentions: "--instance-id")
         try assertOneLineError(["--log-file", "/nonexistent-directory/motion.log"], mentions: "/nonexistent-directory/motion.log")
         try assertOneLineError(["--no-such-flag"], mentions: "--no-such-flag")
+        try assertOneLineError(["--tcp-keepalive", "40000"], mentions: "--tcp-keepalive")
     }
 
     func testPortInUseExitsNonZero() throws {

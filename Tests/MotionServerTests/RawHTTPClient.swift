@@ -177,19 +177,33 @@ final class RawHTTPClient {
         return result == 0 ? UInt16(bigEndian: address.sin_port) : nil
     }
 
-    /// Bytes the server has written to this connection that the kernel has not delivered
-    /// yet (the server socket's send queue, from Linux's /proc/net/tcp); nil if not found.
-    func serverSendQueueBytes() -> Int? {
+    /// The fields of the server's socket of this connection in Linux's /proc/net/tcp
+    /// (`sl local rem st tx_queue:rx_queue tr:tm->when …`); nil if not found.
+    private func serverSocketFields() -> [Substring]? {
         guard let client = localPort, let table = readProcFile("/proc/net/tcp") else { return nil }
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
-            guard fields.count > 4 else { continue }
+            guard fields.count > 5 else { continue }
             let local = fields[1].split(separator: ":"), remote = fields[2].split(separator: ":")
             guard local.count == 2, remote.count == 2,
                   UInt16(local[1], radix: 16) == port, UInt16(remote[1], radix: 16) == client else { continue }
-            return fields[4].split(separator: ":").first.flatMap { Int($0, radix: 16) }
+            return fields
         }
         return nil
+    }
+
+    /// Bytes the server has written to this connection that the kernel has not delivered
+    /// yet (the server socket's send queue); nil if not found.
+    func serverSendQueueBytes() -> Int? {
+        serverSocketFields()?[4].split(separator: ":").first.flatMap { Int($0, radix: 16) }
+    }
+
+    /// The timer running on the server's socket of this idle connection: `kind` 0 none,
+    /// 1 retransmit, 2 keepalive (…), and the clock ticks until it fires; nil if not found.
+    func serverSocketTimer() -> (kind: Int, ticks: Int)? {
+        guard let timer = serverSocketFields()?[5].split(separator: ":"), timer.count == 2,
+              let kind = Int(timer[0], radix: 16), let ticks = Int(timer[1], radix: 16) else { return nil }
+        return (kind, ticks)
     }
 
     /// Waits until the server can write no more to this (unread) connection: its send queue
