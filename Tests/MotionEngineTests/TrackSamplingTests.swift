@@ -79,6 +79,45 @@ final class TrackSamplingTests: XCTestCase {
         }
     }
 
+    /// The frame-times text cache: found bit for bit, never mixed up, bounded, and the grid
+    /// written with it is the grid written without it.
+    func testTimesTextCacheKeysOnTheTimesBitForBit() throws {
+        let cache = TimesTextCache()
+        func text(_ times: [Double]) -> String? {
+            times.withUnsafeBufferPointer { cache.text(for: $0) }.map { String(decoding: $0, as: UTF8.self) }
+        }
+        func store(_ times: [Double], _ text: String) {
+            times.withUnsafeBufferPointer { t in Array(text.utf8).withUnsafeBufferPointer { cache.store(t, text: $0) } }
+        }
+        store([0, 0.5, 1], "[0,0.5,1]")
+        XCTAssertEqual(text([0, 0.5, 1]), "[0,0.5,1]")
+        XCTAssertNil(text([0, 0.5]))
+        XCTAssertNil(text([-0.0, 0.5, 1]))  // -0 writes as -0.0: a different key
+        XCTAssertNil(text([0, 0.5, 1.0000000000000002]))
+        for k in 0..<TimesTextCache.maxEntries { store([Double(k) + 10], "[\(k + 10)]") }
+        XCTAssertNil(text([0, 0.5, 1]), "the oldest entry was replaced")
+        XCTAssertEqual(text([17]), "[17]")
+        let long = [Double](repeating: 1, count: TimesTextCache.maxTimes + 1)
+        store(long, "[…]")
+        XCTAssertNil(text(long), "longer lists are not kept")
+
+        // Through the encoder: the same timeline twice (the second from the cache), then a
+        // grid of other times, then the first again, each equal to a fresh encoding.
+        TimesTextCache.shared.removeAll()
+        let documents = [Self.documents[1], Self.documents[4], Self.documents[1]]
+        var first: [UInt8]?
+        for document in documents {
+            let timeline = try compile(document)
+            var w = JSONWriter()
+            TimelineEncoder.writeFrameGrid(timeline, into: &w)
+            var expected = JSONWriter()
+            expected.raw(",\"times\":")
+            TimelineEncoder.writeNumbers(timeline.times, into: &expected)
+            XCTAssertEqual(Array(w.bytes.prefix(expected.bytes.count)), expected.bytes, document)
+            if document == documents[0] { if let first { XCTAssertEqual(w.bytes, first) } else { first = w.bytes } }
+        }
+    }
+
     /// `JSONWriter.write(string:to:)` (no checks) escapes as `string(_:)` does, within its bound.
     func testUncheckedStringMatchesString() {
         let samples = ["", "x", "frame.width", "a\"b\\c", "tab\there\nnew\rline", "\u{01}\u{1f}\u{7f}", "hé", "🎉.x", String(repeating: "\u{0}", count: 40)]
