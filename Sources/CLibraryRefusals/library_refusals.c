@@ -23,6 +23,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <microhttpd.h>
 
 #include "library_refusals.h"
@@ -85,6 +87,28 @@ static struct refusal describe(unsigned int status, const char *text) {
     }
 }
 
+/// A request id like the service's own (32 random lowercase hexadecimal digits), for the
+/// problem's `requestId` and its `X-Request-Id` header: the refused request never reached
+/// the service, so this is the only id it gets. Should the kernel's random source fail,
+/// the clock and a counter stand in (an id need only be unlikely to repeat).
+static void new_request_id(char out[33]) {
+    unsigned char bytes[16];
+    if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
+        static atomic_ulong counter;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        unsigned long long words[2] = {(unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
+                                       (unsigned long long)atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull};
+        memcpy(bytes, words, sizeof bytes);
+    }
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 0xF];
+    }
+    out[32] = 0;
+}
+
 struct MHD_Response *MHD_create_response_from_buffer(size_t size, void *buffer,
                                                      enum MHD_ResponseMemoryMode mode) {
     struct MHD_Response *response = real_create()(size, buffer, mode);
@@ -106,16 +130,19 @@ enum MHD_Result MHD_queue_response(struct MHD_Connection *connection, unsigned i
     pending_text = NULL;
 
     struct refusal refusal = describe(status_code, text);
+    char id[33];
+    new_request_id(id);
     char body[512];
     int length = snprintf(body, sizeof body,
-                          "{\"type\":\"%s\",\"title\":\"%s\",\"status\":%u,\"detail\":\"%s\"}\n",
-                          refusal.type, refusal.title, status_code, refusal.detail);
+                          "{\"requestId\":\"%s\",\"type\":\"%s\",\"title\":\"%s\",\"status\":%u,\"detail\":\"%s\"}\n",
+                          id, refusal.type, refusal.title, status_code, refusal.detail);
     if (length <= 0 || (size_t)length >= sizeof body)
         return real_queue()(connection, status_code, response);
     struct MHD_Response *problem = real_create()((size_t)length, body, MHD_RESPMEM_MUST_COPY);
     if (problem == NULL)
         return real_queue()(connection, status_code, response);
     MHD_add_response_header(problem, MHD_HTTP_HEADER_CONTENT_TYPE, "application/problem+json");
+    MHD_add_response_header(problem, "X-Request-Id", id);
     // The library closes the connection after its refusals; say so.
     MHD_add_response_header(problem, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result result = real_queue()(connection, status_code, problem);
