@@ -235,7 +235,7 @@ struct Handlers: Sendable {
     /// 409 for a `PUT` on a taken id, with the existing session's `state` (absent only when
     /// that session ended between the two lookups of a racing `PUT`).
     private func sessionExists(_ id: String, _ existing: LiveSession?) -> ProblemDetails {
-        return .conflict("a session with id '\(id)' already exists; choose another id, or DELETE it first",
+        .conflict("a session with id '\(id)' already exists; choose another id, or DELETE it first",
                          state: existing?.stateName(atWall: MonotonicClock.seconds))
     }
 

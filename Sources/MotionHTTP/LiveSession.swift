@@ -66,7 +66,6 @@ final class LiveSession: @unchecked Sendable {
 
     // MARK: - State
 
-    /// The state document: id, state, time, speed, duration, frames, values, retargets.
     /// The session's state now (`running`, `paused`, …), as the state document names it.
     func stateName(atWall wall: Double) -> String {
         lock.withLock {
@@ -91,6 +90,7 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
+    /// The state document: id, state, time, speed, duration, frames, values, retargets.
     func stateDocument(atWall wall: Double) -> [UInt8] {
         lock.withLock {
             clock.settle(atWall: wall)

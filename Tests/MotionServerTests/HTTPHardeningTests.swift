@@ -1,19 +1,10 @@
 import Foundation
 import XCTest
+@testable import MotionHTTP
 
 /// The HTTP layer under hostile or careless clients: request smuggling and framing, slow
 /// clients, unread answers, invented methods, shutdown with requests in flight, and heavy
 /// computations beside cheap requests. Each exchange is raw bytes against the real server.
-/// The `requestId` pattern of openapi.yaml's Problem: 1…128 of `A–Z a–z 0–9 . _ : -`.
-enum RequestIDPattern {
-    static func matches(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { byte in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || ".:_-".utf8.contains(byte)
-        }
-    }
-}
-
 final class HTTPHardeningTests: ServerTestCase {
     /// Sends raw bytes on a new connection and reads one response (or none, if the server
     /// closes first).
@@ -33,7 +24,7 @@ final class HTTPHardeningTests: ServerTestCase {
         let problem = try assertProblem(answer, status: status, type: type, file: file, line: line)
         // Like every answer, a refusal (the service's or libmicrohttpd's own) carries an id.
         let id = try XCTUnwrap(problem["requestId"]?.string, "requestId in \(answer.text)", file: file, line: line)
-        XCTAssertTrue(RequestIDPattern.matches(id), id, file: file, line: line)
+        XCTAssertTrue(RequestID.isValid(id), id, file: file, line: line)
         XCTAssertEqual(answer.header("X-Request-Id"), id, file: file, line: line)
         XCTAssertLessThan(monotonicSeconds() - started, 2, "answered at once, not after a timeout", file: file, line: line)
         XCTAssertTrue(client.waitForPeerClose(timeout: 2), "the connection is closed after a bad head", file: file, line: line)

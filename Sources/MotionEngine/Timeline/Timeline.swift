@@ -130,10 +130,10 @@ public struct Timeline: Sendable {
         // only reference to its storage and is updated in place (as `PropertyPath.assign`).
         if var object = node.takeObject() {
             defer { node = .object(object) }
-            guard var child = object[head] else { return }
-            object[head] = .null
+            guard let position = object.position(of: head) else { return }
+            var child = object.takeValue(at: position)
             replaceLeaf(&child, at: path.dropFirst(), with: number)
-            object[head] = child
+            object.setValue(child, at: position)
         } else if var items = node.takeArray() {
             defer { node = .array(items) }
             guard let index = Int(head), items.indices.contains(index) else { return }
