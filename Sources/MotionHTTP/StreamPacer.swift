@@ -21,8 +21,15 @@ import MotionEngine
 /// The pacer never sleeps longer than `maxSleep` at a time, however far away the next frame
 /// is (a stream at `speed=1e-10` is due in centuries, a date no timed wait can take): wakes
 /// beyond the wheel's horizon wait in an overflow list and are filed in the wheel once they
-/// come within it. It holds its streams weakly: a stream whose client left is freed at
-/// once, and its entry is dropped when its slot comes due or at the next overflow sweep.
+/// come within it.
+///
+/// It holds a scheduled stream strongly until its wake: a stream whose client left is
+/// freed at its next wake (`PacedStream.wake()` does nothing on a closed stream), which a
+/// `PacedStream` never sets more than its heartbeat, 250 ms, away. Weak references would
+/// free it at once, but one weak reference gives the object a side table, and from then on
+/// every retain and release of it takes the runtime's slow path: at 2,000 streams (perf,
+/// 4 s of a 60 fps run) the weak loads and copies and those slow paths were 5.5 % of the
+/// server's CPU, about 0.45 µs of the 8.3 µs a frame costs.
 ///
 /// Measured (Benchmarks/README.md, "Streams vs the floor"): server CPU per delivered frame
 /// at 500 streams of 60 fps, alternating with the heap and with `c/stream_floor.c` (one
@@ -31,9 +38,10 @@ import MotionEngine
 /// formatted its numbers on every frame; against the corrected one (preformatted lines) the
 /// wheel is at 1.7–1.9× at 500 and 1,000 streams ("Session watchers, the frame writer").
 final class StreamPacer: @unchecked Sendable {
+    /// A wake beyond the wheel's horizon.
     private struct Entry {
         var due: UInt64
-        weak var stream: PacedStream?
+        var stream: PacedStream
     }
 
     /// The longest single wait, seconds; also how often the overflow list is looked at.
@@ -61,7 +69,9 @@ final class StreamPacer: @unchecked Sendable {
     }
 
     private let condition = NSCondition()
-    private var slots = [[Entry]](repeating: [], count: StreamPacer.slotCount)
+    /// The streams to wake in each slot, in the order they were filed: a stream that is
+    /// woken and files its next wake keeps its place among the others, tick after tick.
+    private var slots = [[PacedStream]](repeating: [], count: StreamPacer.slotCount)
     /// The latest due time filed in each slot (the slot is served once it has passed).
     private var slotLatest = [UInt64](repeating: 0, count: StreamPacer.slotCount)
     /// One bit per slot: occupied.
@@ -97,26 +107,27 @@ final class StreamPacer: @unchecked Sendable {
     /// Wakes `stream` at monotonic time `due` (nanoseconds).
     func schedule(_ stream: PacedStream, at due: UInt64) {
         condition.withLock {
-            file(Entry(due: due, stream: stream))
+            file(stream, at: due)
             if due < plannedWake { condition.signal() }
         }
     }
 
-    /// Puts an entry in its slot, or in the overflow list beyond the horizon. Lock held.
-    private func file(_ entry: Entry) {
-        let slot = max(entry.due / Self.slotNanos, cursor)
+    /// Puts a stream in the slot of `due`, or in the overflow list beyond the horizon.
+    /// Lock held.
+    private func file(_ stream: PacedStream, at due: UInt64) {
+        let slot = max(due / Self.slotNanos, cursor)
         guard slot - cursor < UInt64(Self.slotCount) else {
-            overflow.append(entry)
+            overflow.append(Entry(due: due, stream: stream))
             return
         }
         let index = Int(slot & Self.slotMask)
         if occupied[index >> 6] & (1 << UInt64(index & 63)) == 0 {
             occupied[index >> 6] |= 1 << UInt64(index & 63)
-            slotLatest[index] = entry.due
+            slotLatest[index] = due
         } else {
-            slotLatest[index] = max(slotLatest[index], entry.due)
+            slotLatest[index] = max(slotLatest[index], due)
         }
-        slots[index].append(entry)
+        slots[index].append(stream)
     }
 
     /// The first occupied slot at or after the cursor, as an offset from it (nil: none).
@@ -147,21 +158,27 @@ final class StreamPacer: @unchecked Sendable {
                 cursor = slot
                 return
             }
-            for entry in slots[index] { if let stream = entry.stream { due.append(stream) } }
-            slots[index].removeAll(keepingCapacity: slots[index].count <= 4096)
+            if due.isEmpty {
+                // The usual case, one slot a tick: the slot's array becomes the batch and the
+                // batch's emptied array the slot's, both keeping their capacity.
+                swap(&due, &slots[index])
+            } else {
+                due.append(contentsOf: slots[index])
+                slots[index].removeAll(keepingCapacity: slots[index].count <= 4096)
+            }
             occupied[index >> 6] &= ~(1 << UInt64(index & 63))
             cursor = slot + 1
         }
         cursor = max(cursor, nowSlot)
     }
 
-    /// Files the overflow entries that have come within the horizon, drops freed streams.
+    /// Files the overflow entries that have come within the horizon.
     private func refileOverflow(now: UInt64) {
         lastOverflowCheck = now
         guard !overflow.isEmpty else { return }
         let waiting = overflow
         overflow.removeAll(keepingCapacity: true)
-        for entry in waiting where entry.stream != nil { file(entry) }
+        for entry in waiting { file(entry.stream, at: entry.due) }
     }
 
     private func run() {
@@ -192,7 +209,9 @@ final class StreamPacer: @unchecked Sendable {
             // One batch: libmicrohttpd picks up all these resumes in one pass over its
             // suspended connections.
             for stream in due { stream.wake() }
-            due.removeAll(keepingCapacity: true)
+            // Releases the streams: one whose client has left is freed here. A batch far
+            // larger than usual does not keep its memory.
+            due.removeAll(keepingCapacity: due.count <= 65_536)
         }
     }
 }

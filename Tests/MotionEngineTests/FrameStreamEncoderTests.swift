@@ -1,4 +1,4 @@
-import MotionEngine
+@testable import MotionEngine
 import XCTest
 
 /// The stream encoder's frame lines (tracks layout) are written in one pass into one buffer
@@ -68,5 +68,49 @@ final class FrameStreamEncoderTests: XCTestCase {
         encoder.writeNext(into: &bytes)
         encoder.writeNext(into: &bytes)
         XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "before\n{\"frame\":0,\"time\":0,\"values\":{\"x\":0}}\n{\"frame\":1,\"time\":0.5,\"values\":{\"x\":0.5}}\n")
+    }
+
+    /// The frame times' texts are shared by the timelines of one grid, keyed by the times
+    /// bit for bit; a grid longer than `maxFrames` has none and formats as it goes; either
+    /// way the lines are the `JSONWriter` bytes.
+    func testFrameTimeTextsAreSharedPerGridAndWriteTheSameBytes() throws {
+        FrameTimeTexts.removeAll()
+        defer { FrameTimeTexts.removeAll() }
+        let a = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":10,"properties":[{"path":"x","to":320}]}}"#)
+        let b = try compile(#"{"fps":60,"target":{"y":5},"motion":{"type":"tween","duration":10,"easing":"quadratic.in","properties":[{"path":"y","to":-1}]}}"#)
+        // Same fps, another duration: another grid (its last time differs).
+        let c = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":9.99,"properties":[{"path":"x","to":320}]}}"#)
+        let textsA = try XCTUnwrap(FrameTimeTexts.texts(for: a))
+        XCTAssertTrue(textsA === FrameTimeTexts.texts(for: b), "one grid, one text")
+        XCTAssertFalse(textsA === FrameTimeTexts.texts(for: c))
+        XCTAssertEqual(textsA.count, 601)
+        var buffer = [UInt8](repeating: 0, count: JSONWriter.maxNumberBytes)
+        for k in [0, 1, 7, 599, 600] {
+            let count = buffer.withUnsafeMutableBufferPointer { textsA.copy(frame: k, to: $0.baseAddress!) }
+            var w = JSONWriter()
+            w.number(a.time(ofFrame: k))
+            XCTAssertEqual(Array(buffer[0..<count]), w.bytes, "frame \(k)")
+        }
+        // 4,097 frames: none kept; the lines are still right, and the cache is untouched.
+        let long = try compile(#"{"fps":1000,"target":{"x":0},"motion":{"type":"tween","duration":4.096,"properties":[{"path":"x","to":1}]}}"#)
+        XCTAssertEqual(long.frameCount, FrameTimeTexts.maxFrames + 1)
+        XCTAssertNil(FrameTimeTexts.texts(for: long))
+        for timeline in [a, c, long] {
+            var encoder = FrameStreamEncoder(timeline: timeline, format: .ndjson)
+            var bytes: [UInt8] = []
+            for frame in 0..<timeline.frameCount {
+                bytes.removeAll(keepingCapacity: true)
+                encoder.writeNext(into: &bytes)
+                guard [0, 1, 3, timeline.frameCount - 2, timeline.frameCount - 1].contains(frame) else { continue }
+                let text = String(decoding: bytes, as: UTF8.self)
+                let reference = referenceLine(timeline, frame: frame, sse: false)
+                XCTAssertTrue(text.hasPrefix(reference), "frame \(frame):\n\(text)\nexpected\n\(reference)")
+            }
+        }
+        // Bounded: after maxEntries other grids, the first one is no longer shared.
+        for k in 0..<FrameTimeTexts.maxEntries {
+            _ = FrameTimeTexts.texts(for: try compile(#"{"fps":\#(10 + k),"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#))
+        }
+        XCTAssertFalse(textsA === FrameTimeTexts.texts(for: a), "replaced in turn")
     }
 }

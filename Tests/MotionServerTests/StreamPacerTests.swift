@@ -3,7 +3,8 @@ import Foundation
 import XCTest
 
 /// The pacer's timing wheel: every scheduled stream is woken, never before its due time, in
-/// batches; far-future wakes wait without holding anything up; freed streams are not kept.
+/// batches; far-future wakes wait without holding anything up; a stream is held only until its
+/// wake.
 /// (No upper bound on lateness is asserted: the machine may be busy.)
 final class StreamPacerTests: XCTestCase {
     /// A stream that records when the pacer woke it.
@@ -85,21 +86,36 @@ final class StreamPacerTests: XCTestCase {
         XCTAssertEqual(far.wakes.count, 0)
     }
 
-    func testThePacerDoesNotKeepAStreamAlive() {
+    /// The pacer holds a stream until its wake and lets it go then: a stream whose client
+    /// left (nothing else holds it) is freed at its next wake, never later.
+    func testThePacerLetsAStreamGoAtItsWake() {
         let pacer = StreamPacer()
         pacer.start()
         defer { pacer.stop() }
         weak var gone: Recorder?
+        let due = MonotonicClock.now() + 200_000_000
         do {
             let stream = Recorder()
             gone = stream
-            pacer.schedule(stream, at: MonotonicClock.now() + 200_000_000)
+            pacer.schedule(stream, at: due)
+        }
+        XCTAssertNotNil(gone, "held until its wake")
+        // Another stream due later: once it is woken, the first one's wake has been served.
+        let other = Recorder()
+        pacer.schedule(other, at: due + 50_000_000)
+        XCTAssertEqual(other.waitForWakes(1, seconds: 30).count, 1)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while gone != nil, Date() < deadline { usleep(1_000) }
+        XCTAssertNil(gone, "freed once woken")
+        // A stream woken and rescheduled is held again, and released by stop().
+        weak var parked: Recorder?
+        do {
+            let stream = Recorder()
+            parked = stream
             pacer.schedule(stream, at: UInt64.max / 2)
         }
-        XCTAssertNil(gone, "the pacer holds streams weakly")
-        // A wake for a freed stream is dropped without harm; the pacer still serves others.
-        let other = Recorder()
-        pacer.schedule(other, at: MonotonicClock.now() + 300_000_000)
-        XCTAssertEqual(other.waitForWakes(1, seconds: 30).count, 1)
+        XCTAssertNotNil(parked)
+        pacer.stop()
+        XCTAssertNil(parked, "stop() lets every stream go")
     }
 }
