@@ -64,6 +64,12 @@ final class DirectWriteTests: XCTestCase {
 
     private let pacer = StreamPacer()
 
+    /// The pacer holds the streams it was asked to wake (and they hold it): let them go.
+    override func tearDown() {
+        pacer.stop()
+        super.tearDown()
+    }
+
     /// Parks `stream` the way libmicrohttpd does: a read with nothing due suspends it.
     private func park(_ stream: PacedStream, _ connection: ScriptedConnection) {
         var buffer = [UInt8](repeating: 0, count: 4096)
