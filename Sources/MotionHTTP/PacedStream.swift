@@ -64,6 +64,9 @@ class PacedStream: @unchecked Sendable {
     /// The last bytes have been produced.
     var ended = false
     weak var registry: StreamRegistry?
+    /// The due time of this stream's live wake filed with the pacer (0: none). Read and
+    /// written only by `StreamPacer`, under its lock.
+    var pacerDue: UInt64 = 0
 
     /// What a stream did, for its log line once it is closed.
     struct Summary: Sendable {

@@ -128,6 +128,18 @@ final class DirectWriteTests: XCTestCase {
         XCTAssertEqual(stream.bytesSent, 2 + 7 + 301 + 4)
     }
 
+    /// Outside wakes (a session command wakes every watcher) do not pile up wakes in the
+    /// pacer: however often a parked stream is woken, one wake stays filed for it.
+    func testOutsideWakesLeaveOneWakeFiled() {
+        let stream = LineStream([["a\n"]] + Array(repeating: [], count: 1_000))
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        for _ in 0..<500 { stream.wake() }
+        XCTAssertEqual(connection.resumes, 0)
+        XCTAssertEqual(pacer.filedWakes, 1, "one wake filed, not one per outside wake")
+    }
+
     func testASocketThatTakesNothingHandsTheFrameToLibmicrohttpd() {
         let stream = LineStream([["a\n"], ["slow\n"], ["later\n"]])
         let connection = ScriptedConnection()

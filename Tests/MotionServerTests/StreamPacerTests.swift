@@ -118,4 +118,68 @@ final class StreamPacerTests: XCTestCase {
         pacer.stop()
         XCTAssertNil(parked, "stop() lets every stream go")
     }
+
+    /// A stream has one live wake: asking again for the same or a later time files nothing,
+    /// and it is woken once.
+    func testAStreamAskingAgainAndAgainIsWokenOnce() {
+        let pacer = StreamPacer()
+        pacer.start()
+        defer { pacer.stop() }
+        let stream = Recorder()
+        let due = MonotonicClock.now() + 100_000_000
+        for k in 0..<1_000 { pacer.schedule(stream, at: due + UInt64(k) * 1_000) }
+        XCTAssertEqual(pacer.filedWakes, 1)
+        XCTAssertEqual(stream.waitForWakes(1, seconds: 30).count, 1)
+        usleep(300_000)  // past every time asked for
+        XCTAssertEqual(stream.wakes.count, 1, "one wake, not one per request")
+        XCTAssertEqual(pacer.filedWakes, 0)
+    }
+
+    /// An earlier wake replaces a later one: the stream is woken at the earlier time, and the
+    /// replaced entry is dropped when its slot comes, without a second wake.
+    func testAnEarlierWakeReplacesALaterOne() {
+        let pacer = StreamPacer()
+        pacer.start()
+        defer { pacer.stop() }
+        let stream = Recorder()
+        let now = MonotonicClock.now()
+        pacer.schedule(stream, at: now + 400_000_000)
+        pacer.schedule(stream, at: now + 100_000_000)
+        XCTAssertEqual(pacer.filedWakes, 2, "the replaced entry waits for its slot")
+        let wakes = stream.waitForWakes(1, seconds: 30)
+        XCTAssertEqual(wakes.count, 1)
+        if let woken = wakes.first { XCTAssertGreaterThanOrEqual(woken, now + 100_000_000) }
+        // Past the replaced time (the machine may be slow: wait for the entry to go).
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while pacer.filedWakes > 0, Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(pacer.filedWakes, 0)
+        XCTAssertGreaterThan(MonotonicClock.now(), now + 400_000_000)
+        XCTAssertEqual(stream.wakes.count, 1, "the replaced wake is not served")
+        // Once served, the stream may ask again, for any time.
+        pacer.schedule(stream, at: MonotonicClock.now() + 50_000_000)
+        XCTAssertEqual(stream.waitForWakes(2, seconds: 30).count, 2)
+    }
+
+    /// A replaced wake in the same 1 ms slot as its replacement: still one wake, and the
+    /// other streams of the slot are all served.
+    func testAReplacedWakeInTheSameSlotIsNotServedTwice() {
+        let pacer = StreamPacer()
+        pacer.start()
+        defer { pacer.stop() }
+        let slot = MonotonicClock.now() / StreamPacer.slotNanos + 100
+        let later = slot * StreamPacer.slotNanos + 800_000, earlier = later - 500_000
+        let others = (0..<5).map { _ in Recorder() }
+        let stream = Recorder()
+        pacer.schedule(others[0], at: later)
+        pacer.schedule(stream, at: later)
+        pacer.schedule(others[1], at: earlier)
+        pacer.schedule(stream, at: earlier)
+        for other in others[2...] { pacer.schedule(other, at: later) }
+        XCTAssertEqual(pacer.filedWakes, 7)
+        XCTAssertEqual(stream.waitForWakes(1, seconds: 30).count, 1)
+        for other in others { XCTAssertEqual(other.waitForWakes(1, seconds: 30).count, 1) }
+        usleep(50_000)
+        XCTAssertEqual(stream.wakes.count, 1, "one wake for the two entries")
+        XCTAssertEqual(pacer.filedWakes, 0)
+    }
 }
