@@ -194,7 +194,7 @@ final class StreamPacer: @unchecked Sendable {
                 // The usual case, one slot a tick and every entry live: the slot's array
                 // becomes the batch and the batch's emptied array the slot's (no retain and
                 // release of each stream to copy it across: 3,700 → 3,556 instructions a
-                // frame, the measurement of `FrameTimeTexts`).
+                // frame, the measurement of `TimesTextCache`).
                 swap(&due, &slots[index])
             } else {
                 due.append(contentsOf: filed[0..<live])

@@ -71,18 +71,19 @@ final class FrameStreamEncoderTests: XCTestCase {
     }
 
     /// The frame times' texts are shared by the timelines of one grid, keyed by the times
-    /// bit for bit; a grid longer than `maxFrames` has none and formats as it goes; either
+    /// bit for bit; a grid longer than `maxTimes` has none and formats as it goes; either
     /// way the lines are the `JSONWriter` bytes.
     func testFrameTimeTextsAreSharedPerGridAndWriteTheSameBytes() throws {
-        FrameTimeTexts.removeAll()
-        defer { FrameTimeTexts.removeAll() }
+        let cache = TimesTextCache.shared
+        cache.removeAll()
+        defer { cache.removeAll() }
         let a = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":10,"properties":[{"path":"x","to":320}]}}"#)
         let b = try compile(#"{"fps":60,"target":{"y":5},"motion":{"type":"tween","duration":10,"easing":"quadratic.in","properties":[{"path":"y","to":-1}]}}"#)
         // Same fps, another duration: another grid (its last time differs).
         let c = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":9.99,"properties":[{"path":"x","to":320}]}}"#)
-        let textsA = try XCTUnwrap(FrameTimeTexts.texts(for: a))
-        XCTAssertTrue(textsA === FrameTimeTexts.texts(for: b), "one grid, one text")
-        XCTAssertFalse(textsA === FrameTimeTexts.texts(for: c))
+        let textsA = try XCTUnwrap(cache.entry(for: a))
+        XCTAssertTrue(textsA === cache.entry(for: b), "one grid, one text")
+        XCTAssertFalse(textsA === cache.entry(for: c))
         XCTAssertEqual(textsA.count, 601)
         var buffer = [UInt8](repeating: 0, count: JSONWriter.maxNumberBytes)
         for k in [0, 1, 7, 599, 600] {
@@ -93,8 +94,8 @@ final class FrameStreamEncoderTests: XCTestCase {
         }
         // 4,097 frames: none kept; the lines are still right, and the cache is untouched.
         let long = try compile(#"{"fps":1000,"target":{"x":0},"motion":{"type":"tween","duration":4.096,"properties":[{"path":"x","to":1}]}}"#)
-        XCTAssertEqual(long.frameCount, FrameTimeTexts.maxFrames + 1)
-        XCTAssertNil(FrameTimeTexts.texts(for: long))
+        XCTAssertEqual(long.frameCount, TimesTextCache.maxTimes + 1)
+        XCTAssertNil(cache.entry(for: long))
         for timeline in [a, c, long] {
             var encoder = FrameStreamEncoder(timeline: timeline, format: .ndjson)
             var bytes: [UInt8] = []
@@ -108,9 +109,9 @@ final class FrameStreamEncoderTests: XCTestCase {
             }
         }
         // Bounded: after maxEntries other grids, the first one is no longer shared.
-        for k in 0..<FrameTimeTexts.maxEntries {
-            _ = FrameTimeTexts.texts(for: try compile(#"{"fps":\#(10 + k),"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#))
+        for k in 0..<TimesTextCache.maxEntries {
+            _ = cache.entry(for: try compile(#"{"fps":\#(10 + k),"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#))
         }
-        XCTAssertFalse(textsA === FrameTimeTexts.texts(for: a), "replaced in turn")
+        XCTAssertFalse(textsA === cache.entry(for: a), "replaced in turn")
     }
 }

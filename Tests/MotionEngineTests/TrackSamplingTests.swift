@@ -87,7 +87,7 @@ final class TrackSamplingTests: XCTestCase {
             times.withUnsafeBufferPointer { cache.text(for: $0) }.map { String(decoding: $0, as: UTF8.self) }
         }
         func store(_ times: [Double], _ text: String) {
-            times.withUnsafeBufferPointer { t in Array(text.utf8).withUnsafeBufferPointer { cache.store(t, text: $0) } }
+            _ = times.withUnsafeBufferPointer { t in Array(text.utf8).withUnsafeBufferPointer { cache.store(t, text: $0) } }
         }
         store([0, 0.5, 1], "[0,0.5,1]")
         XCTAssertEqual(text([0, 0.5, 1]), "[0,0.5,1]")

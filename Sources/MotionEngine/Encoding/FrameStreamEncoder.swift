@@ -22,9 +22,9 @@ public struct FrameStreamEncoder: Sendable {
     private let trackKeyEnds: [Int]
     /// Where a frame line is written before it is appended (reused from frame to frame).
     private var line: [UInt8] = []
-    /// The text of every frame time, shared with the other streams on this frame grid (nil
-    /// for a grid too long to keep, or the frames layout): see `FrameTimeTexts`.
-    private let timeTexts: FrameTimeTexts?
+    /// The text of every frame time, shared with the answers and streams on this frame grid
+    /// (nil for a grid too long to keep, or the frames layout): see `TimesTextCache`.
+    private let timeTexts: TimesTextCache.Entry?
 
     public init(timeline: Timeline, format: Format) {
         self.timeline = timeline
@@ -39,7 +39,7 @@ public struct FrameStreamEncoder: Sendable {
         }
         trackKeys = keys.bytes
         trackKeyEnds = ends
-        timeTexts = timeline.options.layout == .tracks ? FrameTimeTexts.texts(for: timeline) : nil
+        timeTexts = timeline.options.layout == .tracks ? TimesTextCache.shared.entry(for: timeline) : nil
     }
 
     public var isFinished: Bool { nextFrame > timeline.frameCount }
@@ -118,7 +118,7 @@ public struct FrameStreamEncoder: Sendable {
     /// capacity check and a copy for each of its dozen pieces. A stream frame of one track
     /// went from about 3,330 to 2,410 instructions (callgrind, Benchmarks/README.md "Direct
     /// writes"); copying the time's text from `timeTexts` rather than formatting it, 3,767
-    /// → 3,503 (200 streams, the `FrameTimeTexts` measurement).
+    /// → 3,503 (200 streams, the `TimesTextCache` measurement).
     private mutating func writeTracksFrameLine(time t: Double, into bytes: inout [UInt8]) {
         let count = values.count
         let longest = 64 + trackKeys.count + count * (JSONWriter.maxNumberBytes + 1) + JSONWriter.maxNumberBytes * 2
