@@ -12,13 +12,18 @@ public enum Easing: Sendable, Equatable {
     /// Penner's elastic: amplitude A (raised to ≥ 1) and period p.
     case elastic(EaseMode, amplitude: Double, period: Double)
     /// CSS `cubic-bezier(x1, y1, x2, y2)`, x1 and x2 in [0, 1].
-    case cubicBezier(CubicBezier)
+    ///
+    /// This case and `spring` are boxed (`indirect`): inline, their payloads (80 bytes and
+    /// more) made every `Easing` that large, and every evaluation copied the whole enum out
+    /// with `memcpy` before switching on it (callgrind, the small document of
+    /// `make bench-instructions`: 29 instructions a sample in `memcpy` alone).
+    indirect case cubicBezier(CubicBezier)
     /// CSS `steps(n, position)`.
     case steps(count: Int, position: StepPosition)
     /// CSS `linear(…)`: piecewise-linear through control points (x ascending).
     case piecewiseLinear(PiecewiseLinear)
     /// `{"type": "spring", …}`: a spring from 0 to 1 over its own rest time (docs/nodes.md#spring).
-    case spring(SpringCurve)
+    indirect case spring(SpringCurve)
 
     public enum EaseMode: String, Sendable, Equatable, CaseIterable {
         case `in`, out, inOut
