@@ -21,6 +21,28 @@ final class TrackSamplingTests: XCTestCase {
         #"{"fps":12,"target":{"x":0,"y":0},"motion":{"type":"group","stagger":{"each":0.25},"children":[{"type":"tween","duration":1,"easing":"steps(4, jump-both)","properties":[{"path":"x","to":1}]},{"type":"tween","duration":1,"easing":"steps(4, jump-both)","properties":[{"path":"y","to":1}]}]}}"#,
     ]
 
+    /// A single forward leg takes a shortcut through `CycleTiming.phase(at:)`; it must give the
+    /// general path's phase exactly. A play limit far beyond every τ sends the same timing
+    /// through the general path (its active duration is still the leg's).
+    func testSingleLegPhaseIsTheGeneralPhase() {
+        var generator = SystemRandomNumberGenerator()
+        let lengths: [Double] = [0, 5e-324, 1e-12, 1e-9, 2e-9, 0.1, 1, 1.0 / 3, 7.25, 1e6, 1e15, 1e300, .infinity]
+        for length in lengths {
+            let single = CycleTiming(legDuration: length)
+            let general = CycleTiming(legDuration: length, playLimit: .greatestFiniteMagnitude)
+            var taus: [Double] = [-.infinity, -1, -0.0, 0, 5e-324, 1e-9, length, length - 1e-9, length + 1e-9,
+                                  length.nextDown, length.nextUp, length / 2, length * 0.999999, .greatestFiniteMagnitude]
+            for _ in 0..<2_000 {
+                let u = Double.random(in: -0.1...1.1, using: &generator)
+                taus.append(length.isFinite ? u * length : u * 1e6)
+                taus.append(Double(bitPattern: generator.next() & 0x7FEF_FFFF_FFFF_FFFF) * (Bool.random(using: &generator) ? 1 : -1))
+            }
+            for tau in taus where tau < .greatestFiniteMagnitude {
+                XCTAssertEqual(single.phase(at: tau), general.phase(at: tau), "length \(length), τ \(tau)")
+            }
+        }
+    }
+
     func testBatchSamplingMatchesValueAtBitForBit() throws {
         for text in Self.documents {
             let timeline = try compile(text)
