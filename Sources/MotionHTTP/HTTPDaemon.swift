@@ -142,7 +142,7 @@ final class HTTPDaemon: @unchecked Sendable {
             context.track = Self.track(connection)
             context.arrivedWhileDraining = state?.isDraining ?? false
             context.fields = Self.fields(connection)
-            context.requestID = RequestID.accept(context.header("X-Request-Id"))
+            context.requestID = RequestID.accept(context.header(.requestID))
             if logger.logLevel <= .info { context.client = Self.clientAddress(cmhd_connection_fd(connection)) }
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
@@ -190,14 +190,14 @@ final class HTTPDaemon: @unchecked Sendable {
         if context.computing { return MHD_Result.YES }
         var request = HTTPRequest(method: context.method, path: context.url,
                                   query: Self.queryArguments(connection),
-                                  contentType: context.header("Content-Type"),
-                                  accept: context.header("Accept"),
+                                  contentType: context.header(.contentType),
+                                  accept: context.header(.accept),
                                   body: context.body,
-                                  acceptEncoding: context.header("Accept-Encoding"),
-                                  origin: context.header("Origin"),
-                                  accessControlRequestMethod: context.header("Access-Control-Request-Method"))
+                                  acceptEncoding: context.header(.acceptEncoding),
+                                  origin: context.header(.origin),
+                                  accessControlRequestMethod: context.header(.accessControlRequestMethod))
         request.arrivedWhileDraining = context.arrivedWhileDraining
-        request.ifNoneMatch = context.header("If-None-Match")
+        request.ifNoneMatch = context.header(.ifNoneMatch)
         context.body = []
         guard request.method == "POST" || request.method == "PUT" else {
             let (response, route) = router.handle(request)
@@ -255,7 +255,7 @@ final class HTTPDaemon: @unchecked Sendable {
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response.tagged(requestID: context.requestID)
-            .withCORS(origin: router.cors == nil ? nil : context.header("Origin"), cors: router.cors)
+            .withCORS(origin: router.cors == nil ? nil : context.header(.origin), cors: router.cors)
         if let instance = configuration.instanceID { response.headers.append(("X-Instance-Id", instance)) }
         if case .stream(let stream) = response.body {
             stream.onClosed = { [logger, id = context.requestID] summary in
@@ -511,10 +511,10 @@ private final class RequestContext: @unchecked Sendable {
     }
 
     /// The first field named `name` (ASCII letters in any case, as libmicrohttpd's own lookup
-    /// compares), or nil: one pass over the collected fields instead of a libmicrohttpd lookup
-    /// (and a C string) per header.
-    func header(_ name: StaticString) -> String? {
-        for field in fields where RequestHead.equalsIgnoringASCIICase(field.name, name) { return field.value }
+    /// compares), or nil: one pass over the collected fields, comparing the tags their names
+    /// were given when collected, instead of a libmicrohttpd lookup (and a C string) per header.
+    func header(_ name: RequestHead.KnownName) -> String? {
+        for field in fields where field.known == name { return field.value }
         return nil
     }
 

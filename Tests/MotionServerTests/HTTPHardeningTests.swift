@@ -46,6 +46,52 @@ final class HTTPHardeningTests: ServerTestCase {
         assertHealthy(server)
     }
 
+    /// Each header name the server reads is tagged once, in any ASCII case, and nothing else is:
+    /// names of the same length, one byte longer or shorter, or differing in one byte.
+    func testHeaderNamesAreTaggedInAnyCase() {
+        func tag(_ name: String) -> RequestHead.KnownName? { RequestHead.Field(name: name, value: "").known }
+        for known in RequestHead.KnownName.allCases {
+            let name = known.lowercased.description
+            XCTAssertEqual(tag(name), known, name)
+            XCTAssertEqual(tag(name.uppercased()), known, name)
+            let mixed = String(name.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.uppercased()) : $0.element })
+            XCTAssertEqual(tag(mixed), known, mixed)
+            XCTAssertNil(tag(name + "s"), name)
+            XCTAssertNil(tag(String(name.dropLast())), name)
+            XCTAssertNil(tag(" " + name.dropLast()), name)
+            // Every single-byte change, including the letters' neighbours that a careless
+            // case fold would confuse ('@' and '[' with 'a'…'z' shifted).
+            var bytes = Array(name.utf8)
+            for index in bytes.indices {
+                let original = bytes[index]
+                for replacement: UInt8 in [original ^ 0x01, original == 0x2D ? 0x5F : 0x40, 0x5B, 0x00] where replacement != original {
+                    bytes[index] = replacement
+                    let changed = String(decoding: bytes, as: UTF8.self)
+                    XCTAssertNil(tag(changed), changed.debugDescription)
+                }
+                bytes[index] = original
+            }
+        }
+        XCTAssertNil(tag(""))
+        XCTAssertNil(tag("X-Note"))
+    }
+
+    /// Header names in unusual case still do their work over HTTP: Host satisfies HTTP/1.1,
+    /// Content-Type and Content-Length frame and type the body, X-Request-Id is echoed,
+    /// If-None-Match gets a 304.
+    func testHeaderNamesInAnyCaseAreRead() throws {
+        let server = try startServer()
+        let body = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":5}]}}"#
+        let head = "POST /v1/timelines HTTP/1.1\r\nhOST: x\r\ncONTENT-tYPE: application/json\r\nCONTENT-LENGTH: \(body.utf8.count)\r\nx-rEqUeSt-Id: case-test-1\r\n"
+        let (first, _) = try exchange(server, head + "\r\n" + body)
+        let answer = try XCTUnwrap(first)
+        XCTAssertEqual(answer.status, 200, answer.text)
+        XCTAssertEqual(answer.header("X-Request-Id"), "case-test-1")
+        let etag = try XCTUnwrap(answer.header("ETag"))
+        let (second, _) = try exchange(server, head + "IF-none-MATCH: \(etag)\r\n\r\n" + body)
+        XCTAssertEqual(second?.status, 304)
+    }
+
     func testUnsupportedTransferCodingsAre501AtOnce() throws {
         let server = try startServer()
         for coding in ["identity", "xchunked", "gzip, chunked", "chunked, chunked"] {
