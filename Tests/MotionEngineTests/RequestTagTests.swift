@@ -83,5 +83,18 @@ final class RequestTagTests: XCTestCase {
             let expected = "{" + sorted.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
             XCTAssertEqual(String(decoding: RequestTag.canonical(.object(object)), as: UTF8.self), expected, "\(count) keys")
         }
+        // The byte comparison the sort uses, against the standard library's on the UTF-8
+        // bytes: prefixes, the empty key, bytes above 0x7F, and random keys.
+        var pool = ["", "a", "aa", "ab", "b", "a\u{0}", "é", "e", "😀", "key", "keys", "kez", "Key", "\u{7F}", "\u{80}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let length = Int.random(in: 0...6, using: &generator)
+            pool.append(String((0..<length).map { _ in Character(Unicode.Scalar(UInt8.random(in: 0x61...0x64, using: &generator))) }))
+        }
+        for a in pool {
+            for b in pool {
+                XCTAssertEqual(CanonicalWalk<CanonicalBytes>.utf8Precedes(a, b), a.utf8.lexicographicallyPrecedes(b.utf8), "\(a.debugDescription) < \(b.debugDescription)")
+            }
+        }
     }
 }

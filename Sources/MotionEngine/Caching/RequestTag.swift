@@ -177,7 +177,7 @@ struct CanonicalWalk<Sink: CanonicalSink> {
                 // Positions sorted by the keys' bytes, compared in place: by insertion into a
                 // stack buffer for the usual handful of keys, by `sorted` past 16 (insertion
                 // sort is quadratic, and input reaches the count).
-                func precedes(_ a: Int, _ b: Int) -> Bool { pairs[a].key.utf8.lexicographicallyPrecedes(pairs[b].key.utf8) }
+                func precedes(_ a: Int, _ b: Int) -> Bool { Self.utf8Precedes(pairs[a].key, pairs[b].key) }
                 let writeSorted = { (walk: inout CanonicalWalk, order: UnsafeBufferPointer<Int>) in
                     for (index, position) in order.enumerated() {
                         if index > 0 { walk.sink.add(byte: UInt8(ascii: ",")) }
@@ -222,6 +222,20 @@ struct CanonicalWalk<Sink: CanonicalSink> {
 
     private mutating func literal(_ text: StaticString) {
         sink.add(bytes: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s (`lexicographicallyPrecedes` on the
+    /// bytes), compared on the strings' storage rather than through `String.UTF8View`'s
+    /// indexes (with the escaping shortcut in `JSONWriter.write(string:to:)`, the small
+    /// document: 203,058 → 202,623 instructions a request; callgrind).
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] }
+                return a.count < b.count
+            }
+        }
     }
 
     mutating func key(_ text: String) {
