@@ -112,8 +112,12 @@ public enum TimelineEncoder: TimelineFormatEncoder {
         // frameCount is bounded by the compiler's sample limit, so the buffers are too.
         let frameCount = timeline.frameCount
         let frames = max(1, frameCount)
-        var times = [Double](repeating: 0, count: frames)
-        for k in 0..<frameCount { times[k] = timeline.time(ofFrame: k) }
+        // Raw buffers, not arrays: a new `[Double]` looks its storage's metadata up at run
+        // time here (about 800 instructions; with `Timeline.document(at:)` the small document
+        // went from 202,623 to 200,547 a request).
+        let timesBuffer = UnsafeMutableBufferPointer<Double>.allocate(capacity: frames)
+        defer { timesBuffer.deallocate() }
+        for k in 0..<frameCount { timesBuffer[k] = timeline.time(ofFrame: k) }
         let values = UnsafeMutablePointer<Double>.allocate(capacity: frames)
         defer { values.deallocate() }
         var cache = TweenProgressCache(enabled: timeline.tracks.count > 1)
@@ -121,8 +125,8 @@ public enum TimelineEncoder: TimelineFormatEncoder {
         let list = Double(frames) * Double(JSONWriter.maxNumberBytes + 1) + 2
         var longest = Double(w.bytes.count) + 32 + list
         for track in timeline.tracks { longest += 32 + 6 * Double(track.path.utf8.count) + list }
-        times.withUnsafeBufferPointer { times in
-            let times = UnsafeBufferPointer(rebasing: times[0..<frameCount])
+        do {
+            let times = UnsafeBufferPointer(rebasing: timesBuffer[0..<frameCount])
             if longest <= Double(directLimit) {
                 // The whole grid straight into the answer's one buffer, sized once.
                 let capacity = Int(longest) + 4096

@@ -111,12 +111,13 @@ public struct Timeline: Sendable {
     }
 
     /// `target` with every animated property as it is at time t.
+    /// Each track is read where an output needs it, with no array of every track's value
+    /// (a new `[Double]` looks its storage's metadata up at run time: about 800
+    /// instructions of the small document's `final`).
     public func document(at t: Double) -> JSONObject {
-        var values: [Double] = []
-        sample(at: t, into: &values)
         var result = target
         for index in outputs.indices {
-            outputs[index].path.assign(wholeValue(of: index, trackValues: values), in: &result)
+            outputs[index].path.assign(outputs[index].render { tracks[$0].value(at: t) }, in: &result)
         }
         return result
     }
