@@ -9,31 +9,24 @@ struct TrackBuilder {
     let diagnostics: Diagnostics
     private(set) var tracks: [Track] = []
     private(set) var outputs: [Timeline.PropertyOutput] = []
-    private var trackIndex: [String: Int] = [:]
-    private var outputIndex: [PropertyPath: Int] = [:]
+    private var trackIndex = SmallIndex<String>()
+    private var outputIndex = SmallIndex<PropertyPath>()
     /// The last additive motion on each track: the next one is rebased onto its weighted end.
     private var lastAdditive: [Int: (from: Double, to: Double, weight: Double)] = [:]
 
     /// `expectedProperties`: about how many properties the motions write (room is reserved
     /// for that many tracks and outputs, so that the indexes are not rehashed as they grow:
     /// the 100-track request went from 396 to 392 instructions a sample). It must be bounded
-    /// by the caller (the decoder's property limit). The indexes are only reserved for more
-    /// than `reservedIndexMinimum` properties: `Dictionary.reserveCapacity` is not specialised
-    /// here and looks up its storage's metadata at run time, about 1,400 instructions a call,
-    /// more than a few entries cost to grow (with the stack buffer in
-    /// `ConnectionGuard.bytesReceived`, the small document: 208,658 → 205,719 a request).
+    /// by the caller (the decoder's property limit). The indexes search a list up to 16
+    /// properties (`SmallIndex`).
     init(target: JSONObject, diagnostics: Diagnostics, expectedProperties: Int = 0) {
         self.target = target
         self.diagnostics = diagnostics
         tracks.reserveCapacity(expectedProperties)
         outputs.reserveCapacity(expectedProperties)
-        if expectedProperties > Self.reservedIndexMinimum {
-            trackIndex.reserveCapacity(expectedProperties)
-            outputIndex.reserveCapacity(expectedProperties)
-        }
+        trackIndex = SmallIndex(expected: expectedProperties)
+        outputIndex = SmallIndex(expected: expectedProperties)
     }
-
-    static let reservedIndexMinimum = 16
 
     /// How a motion writes its leaves.
     struct Blending {
@@ -271,7 +264,7 @@ struct TrackBuilder {
         }
         let base = colourPath.lookup(in: target).flatMap { $0.stringValue.flatMap(Colour.init(css:)) } ?? current
         let index = track(for: path.description, base: base[component], wrapsDegrees: component == "hue")
-        if let existing = outputIndex[colourPath], case .colour(let base, var channels) = outputs[existing].kind {
+        if let existing = outputPosition(colourPath), case .colour(let base, var channels) = outputs[existing].kind {
             if !channels.contains(where: { $0.track == index }) { channels.append((component, index)) }
             outputs[existing] = Timeline.PropertyOutput(path: colourPath, kind: .colour(base: base, channels: channels))
         } else {
@@ -308,7 +301,7 @@ struct TrackBuilder {
     func colourComponent(_ path: PropertyPath) -> (colour: PropertyPath, name: String)? {
         guard path.segments.count >= 2, let name = path.segments.last, Colour.components.contains(name) else { return nil }
         let parent = PropertyPath(segments: Array(path.segments.dropLast()))
-        if let existing = outputIndex[parent], case .colour = outputs[existing].kind { return (parent, name) }
+        if let existing = outputPosition(parent), case .colour = outputs[existing].kind { return (parent, name) }
         if case .string(let text)? = parent.lookup(in: target), Colour(css: text) != nil { return (parent, name) }
         return nil
     }
@@ -318,13 +311,13 @@ struct TrackBuilder {
     /// The current value of a scalar path at time t: its track if a motion already writes
     /// it, else the target's value.
     func currentValue(_ path: PropertyPath, at t: Double) -> Double? {
-        if let index = trackIndex[path.description] { return tracks[index].value(at: t) }
+        if let index = trackPosition(path.description) { return tracks[index].value(at: t) }
         return path.lookup(in: target)?.numberValue
     }
 
     /// The current colour at `path`: rendered from its tracks, else parsed from the target.
     func currentColour(_ path: PropertyPath, at t: Double) -> Colour? {
-        if let index = outputIndex[path], let colour = outputs[index].colour({ tracks[$0].value(at: t) }) { return colour }
+        if let index = outputPosition(path), let colour = outputs[index].colour({ tracks[$0].value(at: t) }) { return colour }
         guard case .string(let text)? = path.lookup(in: target) else { return nil }
         return Colour(css: text)
     }
@@ -332,18 +325,26 @@ struct TrackBuilder {
     // MARK: - Bookkeeping
 
     mutating func track(for key: String, base: Double, wrapsDegrees: Bool = false) -> Int {
-        if let existing = trackIndex[key] { return existing }
+        if let existing = trackPosition(key) { return existing }
         let index = tracks.count
         tracks.append(Track(path: key, base: base, wrapsDegrees: wrapsDegrees))
-        trackIndex[key] = index
+        trackIndex.appended(key, count: tracks.count) { tracks[$0].path }
         return index
+    }
+
+    private func trackPosition(_ key: String) -> Int? {
+        trackIndex.position(of: key, count: tracks.count) { tracks[$0].path }
+    }
+
+    private func outputPosition(_ path: PropertyPath) -> Int? {
+        outputIndex.position(of: path, count: outputs.count) { outputs[$0].path }
     }
 
     /// Adds an output for a property path, or merges the leaves into the existing one.
     mutating func register(_ output: Timeline.PropertyOutput) {
-        guard let existing = outputIndex[output.path] else {
-            outputIndex[output.path] = outputs.count
+        guard let existing = outputPosition(output.path) else {
             outputs.append(output)
+            outputIndex.appended(output.path, count: outputs.count) { outputs[$0].path }
             return
         }
         switch (outputs[existing].kind, output.kind) {
