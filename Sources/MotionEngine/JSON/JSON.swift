@@ -89,6 +89,11 @@ public struct JSONObject: Sendable, Equatable {
 
     public init() {}
 
+    /// An empty object with room for `capacity` keys.
+    init(reservingCapacity capacity: Int) {
+        pairs.reserveCapacity(capacity)
+    }
+
     public init(_ pairs: [(String, JSON)]) {
         for (key, value) in pairs { self[key] = value }
     }

@@ -89,16 +89,22 @@ private struct Cursor {
         if depth > maxDepth { throw fail("nesting deeper than \(maxDepth) levels") }
     }
 
+    /// Keys an object of a motion document usually has at most.
+    static let usualObjectKeys = 4
+
     mutating func parseObject() throws(JSONSyntaxError) -> JSON {
         try enter()
         index += 1
-        var object = JSONObject()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(object)
+            return .object(JSONObject())
         }
+        // Room for a usual object's keys at once: grown from empty, its pairs were
+        // reallocated at the first, second and third key (the small document's five objects
+        // grew nine times; callgrind: 198,198 → 195,791 instructions a request).
+        var object = JSONObject(reservingCapacity: Self.usualObjectKeys)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
