@@ -1,4 +1,5 @@
 import MotionEngine
+import Synchronization
 
 /// The id of one request, for the access log, the `X-Request-Id` response header and the
 /// `requestId` of problem bodies.
@@ -31,11 +32,17 @@ enum RequestID {
         return generate()
     }
 
-    /// 32 random hexadecimal digits (128 bits), written straight into the string's storage
-    /// (no array of digits and bytes first).
+    /// 32 hexadecimal digits (128 bits) that look random, written straight into the string's
+    /// storage (no array of digits and bytes first).
+    ///
+    /// No system call an id: each is a serial number mixed with a random key drawn once per
+    /// process, through a bijection (SplitMix64's finaliser), so no two ids of one process are
+    /// equal (the first word alone is distinct for 2^64 ids) and every start draws a fresh
+    /// key. `SystemRandomNumberGenerator` read the kernel's generator twice an id: two
+    /// `getrandom` calls a request, a third of the small document's system calls (strace).
     static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        let serial = serials.add(1, ordering: .relaxed).newValue
+        let words = (mix(serial &+ key.0), mix(serial ^ key.1))
         return String(unsafeUninitializedCapacity: 32) { buffer in
             let digits: StaticString = "0123456789abcdef"
             for (start, value) in [(0, words.0), (16, words.1)] {
@@ -47,6 +54,22 @@ enum RequestID {
             }
             return 32
         }
+    }
+
+    private static let key: (UInt64, UInt64) = {
+        var generator = SystemRandomNumberGenerator()
+        return (generator.next(), generator.next())
+    }()
+
+    private static let serials = Atomic<UInt64>(0)
+
+    /// SplitMix64's output function: a bijection on 64-bit words that spreads every input bit
+    /// over the whole word.
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
     }
 }
 

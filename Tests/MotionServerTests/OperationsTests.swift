@@ -67,6 +67,23 @@ final class LineLogHandlerTests: XCTestCase {
         XCTAssertEqual(generated.count, 32)
         XCTAssertTrue(RequestID.isValid(generated))
         XCTAssertNotEqual(generated, RequestID.generate())
+        // Distinct over many ids, from several threads at once; each 32 lowercase hex digits.
+        final class Collected: @unchecked Sendable {
+            let lock = NSLock()
+            var ids = Set<String>()
+        }
+        let collected = Collected()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let ids = (0..<50_000).map { _ in RequestID.generate() }
+            collected.lock.withLock { collected.ids.formUnion(ids) }
+        }
+        let seen = collected.ids
+        XCTAssertEqual(seen.count, 200_000)
+        XCTAssertTrue(seen.allSatisfy { $0.utf8.count == 32 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } })
+        // The mixing is a bijection's output, not the serial: consecutive ids differ in about
+        // half their bits.
+        let a = RequestID.mix(1), b = RequestID.mix(2)
+        XCTAssertGreaterThan((a ^ b).nonzeroBitCount, 16)
     }
 }
 
