@@ -134,11 +134,12 @@ build() {
     if grep -q "was modified during the build" "$TMP/build.log"; then
       echo "(a source file changed during the build; retrying)"; sleep 5; continue
     fi
-    # SwiftPM 6.3 plans the first build of the benchmarks after a file was added to the main
-    # package with the path dependency's old file list ("cannot find 'NewType' in scope");
-    # the next build sees the new file.
-    if [ "$attempt" = 1 ] && grep -q "error: cannot find .* in scope" "$TMP/build.log"; then
-      echo "(a file the build did not know yet; retrying once)"; continue
+    # SwiftPM 6.3 plans the first build of the benchmarks after a file was added to or
+    # removed from the main package with the path dependency's old file list ("cannot find
+    # 'NewType' in scope", or "missing inputs: …/Removed.swift"); the next build sees the
+    # new list.
+    if [ "$attempt" = 1 ] && grep -q -e "error: cannot find .* in scope" -e "because of missing inputs" "$TMP/build.log"; then
+      echo "(the build planned with an old file list; retrying once)"; continue
     fi
     cat "$TMP/build.log" >&2
     return 1
