@@ -21,9 +21,9 @@ final class TrackSamplingTests: XCTestCase {
         #"{"fps":12,"target":{"x":0,"y":0},"motion":{"type":"group","stagger":{"each":0.25},"children":[{"type":"tween","duration":1,"easing":"steps(4, jump-both)","properties":[{"path":"x","to":1}]},{"type":"tween","duration":1,"easing":"steps(4, jump-both)","properties":[{"path":"y","to":1}]}]}}"#,
     ]
 
-    /// A single forward leg takes a shortcut through `CycleTiming.phase(at:)`; it must give the
-    /// general path's phase exactly. A play limit far beyond every τ sends the same timing
-    /// through the general path (its active duration is still the leg's).
+    /// A single forward leg's phase, with its lengths worked out once in `CycleTiming.init`,
+    /// is exactly that of the same leg with a play limit far beyond every τ, which goes
+    /// through the play-limit check and the `min` of the active duration (still the leg's).
     func testSingleLegPhaseIsTheGeneralPhase() {
         var generator = SystemRandomNumberGenerator()
         let lengths: [Double] = [0, 5e-324, 1e-12, 1e-9, 2e-9, 0.1, 1, 1.0 / 3, 7.25, 1e6, 1e15, 1e300, .infinity]
