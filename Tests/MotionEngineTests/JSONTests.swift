@@ -135,6 +135,30 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(diagnostics.problems.first?.message, "unknown field 'f0': did you mean 'f3'?")
     }
 
+    /// Readers of one decode share the list of names asked for and not found; each suggests
+    /// only among its own (a name another reader asked for is no suggestion here).
+    func testObjectReaderSuggestsOnlyItsOwnAbsentNames() throws {
+        guard case .object(let outer) = try JSONParser.parse(#"{"inner":{"duratoin":1,"easing":"linear"}}"#),
+              case .object(let inner)? = outer.pairs.first?.value else { return XCTFail("not objects") }
+        let diagnostics = Diagnostics()
+        let first = ObjectReader(outer, at: "", diagnostics)
+        let second = ObjectReader(inner, at: "/inner", diagnostics)
+        XCTAssertNil(first.number("duration"))
+        XCTAssertNotNil(first.value("inner"))
+        XCTAssertEqual(second.string("easing"), "linear")
+        XCTAssertNil(second.number("delay"))
+        second.finish()
+        first.finish()
+        XCTAssertEqual(diagnostics.problems.map(\.message), ["unknown field 'duratoin'"])
+        // The same field, with `duration` asked for by its own reader.
+        let again = Diagnostics()
+        let third = ObjectReader(inner, at: "/inner", again)
+        XCTAssertNil(third.number("duration"))
+        _ = third.string("easing")
+        third.finish()
+        XCTAssertEqual(again.problems.map(\.message), ["unknown field 'duratoin': did you mean 'duration'?"])
+    }
+
     // MARK: - Writing at a path in place (PropertyPath.assign, Timeline.replaceLeaf)
 
     private func object(_ text: String) throws -> JSONObject {

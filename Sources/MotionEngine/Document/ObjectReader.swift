@@ -9,7 +9,8 @@ public final class ObjectReader {
     public let diagnostics: Diagnostics
     /// Which of the object's fields were asked for, by position in `object.pairs`: a bit each
     /// for the first 64, a flag each past that. Names asked for that the object does not hold
-    /// are kept in `askedAbsent`, only for the did-you-mean suggestion of an unknown field.
+    /// are kept in the diagnostics' `askedAbsent` under this reader's `number`, only for the
+    /// did-you-mean suggestion of an unknown field.
     /// (No `Set<String>` and no hashing of every field name read. With `JSONObject`'s scan, the
     /// small document's decode after parsing went from ~55,000 to ~30,000 instructions.)
     /// (Unchecked exclusivity: these are touched only by this reader's own short methods, none
@@ -17,12 +18,13 @@ public final class ObjectReader {
     /// request for the small document: decode 54,200 → 49,300 with them off.)
     @exclusivity(unchecked) private var consumedBits: UInt64 = 0
     @exclusivity(unchecked) private var consumedMore: [Bool] = []
-    @exclusivity(unchecked) private var askedAbsent: [String] = []
+    private let number: Int
 
     public init(_ object: JSONObject, at pointer: String, _ diagnostics: Diagnostics) {
         self.object = object
         self.pointer = pointer
         self.diagnostics = diagnostics
+        self.number = diagnostics.nextReader()
     }
 
     /// Reads `value` as an object at `pointer`, or records a type problem and returns nil.
@@ -42,8 +44,8 @@ public final class ObjectReader {
     @discardableResult
     private func consume(_ key: String) -> Int? {
         guard let position = object.position(of: key) else {
-            if askedAbsent.isEmpty { askedAbsent.reserveCapacity(8) }
-            askedAbsent.append(key)
+            if diagnostics.askedAbsent.isEmpty { diagnostics.askedAbsent.reserveCapacity(32) }
+            diagnostics.askedAbsent.append((number, key))
             return nil
         }
         markConsumed(position)
@@ -190,7 +192,7 @@ public final class ObjectReader {
         for (position, pair) in object.pairs.enumerated() where !isConsumed(position) {
             let key = pair.key
             if known == nil {
-                known = Set(askedAbsent)
+                known = Set(diagnostics.askedAbsent.lazy.filter { $0.reader == self.number }.map(\.key))
                 for (position, pair) in object.pairs.enumerated() where isConsumed(position) { known!.insert(pair.key) }
             }
             if let match = Self.suggestion(for: key, among: known!) {
