@@ -253,7 +253,7 @@ final class HTTPDaemon: @unchecked Sendable {
     }
 
     /// Queues the response and records the request in the metrics.
-    private func answer(_ response: HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+    private func answer(_ response: consuming HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response.tagged(requestID: context.requestID)
             .withCORS(origin: router.cors == nil ? nil : context.header(.origin), cors: router.cors)
         if let instance = configuration.instanceID { response.headers.append(("X-Instance-Id", instance)) }

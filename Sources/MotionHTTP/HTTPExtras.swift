@@ -146,11 +146,11 @@ extension HTTPResponse {
     /// This answer as it goes out to `request`: compressed when the client accepts it and the
     /// body is large enough, with the CORS headers when the request comes from an allowed
     /// origin.
-    func finished(for request: HTTPRequest, cors: CORSPolicy?) -> HTTPResponse {
+    consuming func finished(for request: HTTPRequest, cors: CORSPolicy?) -> HTTPResponse {
         var response = self
-        if case .bytes(let body) = body, status != 204, status != 304 {
+        if case .bytes(let body) = response.body, response.status != 204, response.status != 304 {
             response.headers.append(("Vary", "Accept-Encoding"))
-            if body.count >= Compression.minimumBytes, header("Content-Encoding") == nil,
+            if body.count >= Compression.minimumBytes, response.header("Content-Encoding") == nil,
                let coding = ContentCoding.negotiate(request.acceptEncoding),
                let compressed = Compression.compress(body, coding) {
                 response.body = .bytes(compressed)
@@ -171,7 +171,7 @@ extension HTTPResponse {
     /// origin and they are not there yet. Answers made before routing (a 413 announced by
     /// `Content-Length`, a 503 when every compute thread is busy) get them this way too, so
     /// that a browser sees the problem rather than a CORS failure.
-    func withCORS(origin: String?, cors: CORSPolicy?) -> HTTPResponse {
+    consuming func withCORS(origin: String?, cors: CORSPolicy?) -> HTTPResponse {
         guard let cors, let allowed = cors.allowedOrigin(origin), header("Access-Control-Allow-Origin") == nil else { return self }
         var response = self
         response.headers.append(("Access-Control-Allow-Origin", allowed))

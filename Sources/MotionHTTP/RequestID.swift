@@ -77,12 +77,16 @@ extension HTTPResponse {
     /// The answer carrying `id`: an `X-Request-Id` header and, in a problem+json body,
     /// `"requestId"` as its first member. Applied once (a response that already has the
     /// header is returned as it is).
-    func tagged(requestID id: String) -> HTTPResponse {
+    ///
+    /// `consuming`, and `self` moved into the result after its last read: the header list is
+    /// then appended to in place rather than copied (with `finished` and `withCORS` the same
+    /// way, the small document of `make bench-instructions`: 193,039 → 190,862 instructions a request).
+    consuming func tagged(requestID id: String) -> HTTPResponse {
         guard !headers.contains(where: { $0.0 == "X-Request-Id" }) else { return self }
+        let problem = headers.contains(where: { $0.0 == "Content-Type" && $0.1 == "application/problem+json" })
         var tagged = self
         tagged.headers.append(("X-Request-Id", id))
-        if case .bytes(let body) = body, body.first == UInt8(ascii: "{"),
-           headers.contains(where: { $0.0 == "Content-Type" && $0.1 == "application/problem+json" }) {
+        if problem, case .bytes(let body) = tagged.body, body.first == UInt8(ascii: "{") {
             var w = JSONWriter(capacity: body.count + id.utf8.count + 16)
             w.raw("{\"requestId\":")
             w.string(id)
