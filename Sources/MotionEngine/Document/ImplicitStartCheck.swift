@@ -76,7 +76,7 @@ enum ImplicitStartCheck {
         switch candidate.to {
         case .object?, .array?:
             for leaf in ValueShape.leaves(of: candidate.to!) {
-                let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+                let leafPath = path.appending(contentsOf: leaf.relative)
                 if leafPath.lookup(in: target) == nil { return leafPath }
             }
             return nil

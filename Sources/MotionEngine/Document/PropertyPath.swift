@@ -49,7 +49,15 @@ public struct PropertyPath: Sendable, Hashable, CustomStringConvertible {
 
     public init(segments: [String]) { self.segments = segments }
 
-    public var description: String { segments.joined(separator: ".") }
+    /// The dotted text. A one-segment path (most of them) is its segment, without `joined`'s
+    /// generic walk. (With `appending(contentsOf:)` for a scalar's empty relative path, the
+    /// small document of `make bench-instructions`: 190,846 → 188,976 instructions a request.)
+    public var description: String { segments.count == 1 ? segments[0] : segments.joined(separator: ".") }
+
+    /// This path followed by `relative` (itself when `relative` is empty: no new array).
+    public func appending(contentsOf relative: [String]) -> PropertyPath {
+        relative.isEmpty ? self : PropertyPath(segments: segments + relative)
+    }
 
     public func appending(_ segment: String) -> PropertyPath { PropertyPath(segments: segments + [segment]) }
 

@@ -60,7 +60,7 @@ extension TrackBuilder {
         } else {
             var current: [Double] = []
             for leaf in shapeLeaves {
-                let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+                let leafPath = path.appending(contentsOf: leaf.relative)
                 guard let value = currentValue(leafPath, at: start) else {
                     let found = path.lookup(in: target)
                     let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of the keyframes" } ?? ""
@@ -89,7 +89,7 @@ extension TrackBuilder {
         for (offset, leaf) in shapeLeaves.enumerated() {
             let values = columns.map { $0[offset] }
             guard isScalar || values.contains(where: { $0 != values[0] }) else { continue }
-            let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+            let leafPath = path.appending(contentsOf: leaf.relative)
             let index = track(for: leafPath.description, base: leafPath.lookup(in: target)?.numberValue ?? values[0])
             result.append(KeyframedLeaf(track: index, values: values))
             outputLeaves.append((leaf.relative, index))

@@ -171,7 +171,7 @@ struct TrackBuilder {
             template = from
         } else {
             for leaf in toLeaves {
-                let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+                let leafPath = path.appending(contentsOf: leaf.relative)
                 guard let value = currentValue(leafPath, at: start) else {
                     let found = path.lookup(in: target)
                     let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
@@ -198,7 +198,7 @@ struct TrackBuilder {
         for (offset, leaf) in toLeaves.enumerated() {
             let from = fromValues[offset]
             guard isScalar || keepAll || from != leaf.value else { continue }
-            let leafPath = PropertyPath(segments: path.segments + leaf.relative)
+            let leafPath = path.appending(contentsOf: leaf.relative)
             let index = track(for: leafPath.description, base: leafPath.lookup(in: target)?.numberValue ?? from)
             leaves.append(Leaf(track: index, from: from, to: leaf.value))
             outputLeaves.append((leaf.relative, index))
