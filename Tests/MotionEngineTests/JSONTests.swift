@@ -135,8 +135,8 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(diagnostics.problems.first?.message, "unknown field 'f0': did you mean 'f3'?")
     }
 
-    /// Readers of one decode share the list of names asked for and not found; each suggests
-    /// only among its own (a name another reader asked for is no suggestion here).
+    /// Each reader suggests only among the names it was asked for: a name another reader of
+    /// the same decode asked for is no suggestion here.
     func testObjectReaderSuggestsOnlyItsOwnAbsentNames() throws {
         guard case .object(let outer) = try JSONParser.parse(#"{"inner":{"duratoin":1,"easing":"linear"}}"#),
               case .object(let inner)? = outer.pairs.first?.value else { return XCTFail("not objects") }

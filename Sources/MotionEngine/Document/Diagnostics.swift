@@ -51,22 +51,6 @@ public final class Diagnostics {
 
     public func add(_ problem: Problem) { problems.append(problem) }
 
-    /// Field names that readers asked for and their objects did not hold, with the asking
-    /// reader's number: only for the did-you-mean suggestion of an unknown field. One list for
-    /// every reader of the decode rather than one each (callgrind, the small document of
-    /// `make bench-instructions`: 193,740 → 193,039 instructions a request). Unchecked
-    /// exclusivity, as `ObjectReader`'s own marks: a decode is single-threaded, and these are
-    /// only appended to, or read whole in `ObjectReader.finish()`, never while another access
-    /// is open (checked, the change cost 3,400 instructions a request instead of saving 700).
-    @exclusivity(unchecked) var askedAbsent: [(reader: Int, key: String)] = []
-    @exclusivity(unchecked) private var readers = 0
-
-    /// A number for a new reader, distinct within this decode.
-    func nextReader() -> Int {
-        readers &+= 1
-        return readers
-    }
-
     /// Throws the collected problems, if any.
     public func check() throws(DocumentError) {
         if !problems.isEmpty { throw DocumentError(problems) }
