@@ -480,10 +480,14 @@ final class HTTPDaemon: @unchecked Sendable {
         return response
     }
 
+    /// The query's parameters, gathered as `fields` gathers the header (through a pointer to
+    /// the dictionary, no holder object).
     private static func queryArguments(_ connection: OpaquePointer) -> [String: String] {
-        let box = QueryBox()
-        MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, collectQuery, Unmanaged.passUnretained(box).toOpaque())
-        return box.values
+        var values: [String: String] = [:]
+        withUnsafeMutablePointer(to: &values) { values in
+            _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, collectQuery, UnsafeMutableRawPointer(values))
+        }
+        return values
     }
 }
 
@@ -667,10 +671,6 @@ private final class HTTPDaemonCounters: @unchecked Sendable {
     func release(_ bytes: Int) { lock.withLock { heldBytes -= bytes } }
 }
 
-private final class QueryBox {
-    var values: [String: String] = [:]
-}
-
 /// Ties a stream to the pacer for the reader callback.
 private final class StreamBinding {
     let stream: PacedStream
@@ -822,7 +822,7 @@ private let collectFields: MHD_KeyValueIterator = { cls, _, key, value in
 
 private let collectQuery: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return MHD_Result.YES }
-    let box = Unmanaged<QueryBox>.fromOpaque(cls).takeUnretainedValue()
-    box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+    let values = cls.assumingMemoryBound(to: [String: String].self)
+    values.pointee[String(cString: key)] = value.map { String(cString: $0) } ?? ""
     return MHD_Result.YES
 }
