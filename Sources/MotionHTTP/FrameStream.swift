@@ -35,7 +35,8 @@ final class FrameStream: PacedStream, @unchecked Sendable {
             metrics.framesSent(frames)
             framesSent += frames
         }
-        while bytes.count < chunkBytes {
+        let limit = bytes.count + chunkBytes
+        while bytes.count < limit {
             if let t = encoder.nextFrameTime {
                 guard let due = dueNanos(t), due <= now else {
                     quietUntil = dueNanos(t) ?? 0

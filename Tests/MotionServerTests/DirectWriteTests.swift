@@ -214,10 +214,12 @@ final class DirectWriteTests: XCTestCase {
 
     func testChunkSizesAreHexadecimalWithoutLeadingZeros() {
         for (size, text) in [(1, "1"), (9, "9"), (10, "a"), (15, "f"), (16, "10"), (255, "ff"), (4096, "1000"), (65_535, "ffff"), (70_000, "11170")] {
-            var out: [UInt8] = []
-            PacedStream.appendChunk([UInt8](repeating: 65, count: size), to: &out)
+            var buffer = [UInt8](repeating: 0, count: PacedStream.chunkSizeRoom.count) + [UInt8](repeating: 65, count: size)
+            let start = PacedStream.frameChunk(&buffer, bodyStart: PacedStream.chunkSizeRoom.count)
+            let out = buffer[start...]
             XCTAssertEqual(String(decoding: out.prefix(text.count + 2), as: UTF8.self), text + "\r\n", "size \(size)")
             XCTAssertEqual(out.count, text.count + 2 + size + 2)
+            XCTAssertEqual(Array(out.dropFirst(text.count + 2).prefix(size)), [UInt8](repeating: 65, count: size))
             XCTAssertEqual(Array(out.suffix(2)), [13, 10])
         }
     }
