@@ -54,11 +54,12 @@ class PacedStream: @unchecked Sendable {
         case abort
     }
 
-    /// Guards everything below. A `Mutex` is stored inside the stream, where `NSLock` was an
-    /// object of its own holding a separately allocated `pthread_mutex_t`: two allocations
-    /// fewer a stream, two fewer places the pacer's thread has to bring into the cache for
-    /// every frame, and 3,186 → 3,120 instructions a frame (callgrind, 200 streams;
-    /// Benchmarks/README.md "Copies of whole values").
+    /// Guards the stream's state; subclasses' `fill` and `nextWake` run under it. A `Mutex`
+    /// is stored inside the stream, where `NSLock` was an object of its own holding a
+    /// separately allocated `pthread_mutex_t`: two allocations fewer a stream, two fewer
+    /// places the pacer's thread has to bring into the cache for every frame, and 3,186 →
+    /// 3,120 instructions a frame (callgrind, 200 streams; Benchmarks/README.md "Where a
+    /// streamed frame's user-space time goes").
     private let lock = Mutex(())
     private var pending: [UInt8] = []
     private var offset = 0
@@ -369,8 +370,9 @@ class PacedStream: @unchecked Sendable {
     /// In place, the frame a direct write sends is produced once into the buffer it is sent
     /// from. Before, it was produced into a buffer of its own and copied into a second one
     /// behind its size line: under callgrind (200 streams, 60 fps, the 12 s run minus the 6 s
-    /// run, Benchmarks/README.md "Copies of whole values"), 3,120 → 2,897 instructions a
-    /// frame, and one buffer fewer a stream to bring into the cache on every frame.
+    /// run; Benchmarks/README.md "Where a streamed frame's user-space time goes"), 3,120 →
+    /// 2,897 instructions a frame, and one buffer fewer a stream to bring into the cache on
+    /// every frame.
     static func frameChunk(_ buffer: inout [UInt8], bodyStart: Int) -> Int {
         let size = buffer.count - bodyStart
         precondition(size >= 0 && bodyStart >= chunkSizeRoom.count)

@@ -64,7 +64,7 @@ public struct FrameStreamEncoder: Sendable {
             // `values` inout while calling a method of the stored `timeline` made a copy of
             // the timeline, retaining and releasing each of its references. With the same
             // for `line` below: 2,897 → 2,840 instructions a streamed frame (callgrind, 200
-            // streams; Benchmarks/README.md "Copies of whole values").
+            // streams; Benchmarks/README.md "Where a streamed frame's user-space time goes").
             var values: [Double] = []
             swap(&values, &self.values)
             defer { swap(&values, &self.values) }
