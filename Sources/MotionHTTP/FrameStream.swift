@@ -12,18 +12,22 @@ final class FrameStream: PacedStream, @unchecked Sendable {
     private let chunkBytes: Int
     private var startNanos: UInt64?
     private let metrics: ServiceMetrics
+    /// Phases of the grid a paced stream starts on (`StreamPacer.gridTick(atOrAfter:phases:)`).
+    private let gridPhases: UInt64
 
-    init(encoder: FrameStreamEncoder, speed: Double, chunkBytes: Int, metrics: ServiceMetrics) {
+    init(encoder: FrameStreamEncoder, speed: Double, chunkBytes: Int, metrics: ServiceMetrics, gridPhases: UInt64) {
         self.encoder = encoder
         self.speed = speed
         self.chunkBytes = chunkBytes
         self.metrics = metrics
+        self.gridPhases = gridPhases
     }
 
     override func fill(now: UInt64, into bytes: inout [UInt8]) {
-        // Paced streams start on the pacer's 60 Hz grid (at most one tick from now), so that
-        // the frames of streams started at different times come due in the same wake.
-        if startNanos == nil { startNanos = speed == 0 ? now : StreamPacer.gridTick(atOrAfter: now) }
+        // Paced streams start on a phase of the pacer's 60 Hz grid (at most 1/(60 × phases) s
+        // from now), so that the frames of streams started at different times come due in
+        // the same wake.
+        if startNanos == nil { startNanos = speed == 0 ? now : StreamPacer.gridTick(atOrAfter: now, phases: gridPhases) }
         if draining {
             encoder.writeEnd(into: &bytes, interrupted: "shutdown")
             ended = true

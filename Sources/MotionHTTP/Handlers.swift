@@ -153,7 +153,8 @@ struct Handlers: Sendable {
         }
         let format = Self.streamFormat(request)
         let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: format),
-                                 speed: speed, chunkBytes: configuration.streamChunkBytes, metrics: metrics)
+                                 speed: speed, chunkBytes: configuration.streamChunkBytes, metrics: metrics,
+                                 gridPhases: configuration.pacerPhases)
         guard streams.register(stream, limit: configuration.maxStreams) else {
             return ProblemDetails.unavailable("too many open streams (max-streams \(configuration.maxStreams))").response
         }
@@ -245,9 +246,10 @@ struct Handlers: Sendable {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
         }
-        // The clock starts on the pacer's 60 Hz grid (at most one tick from now), so that the
-        // frames of sessions created at different times come due in the same pacer wake.
-        let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now())) / 1e9
+        // The clock starts on a phase of the pacer's 60 Hz grid (at most a quarter of a tick
+        // from now with direct writes, one tick without), so that the frames of sessions
+        // created at different times come due in the same pacer wake.
+        let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now(), phases: configuration.pacerPhases)) / 1e9
         let make = { (id: String) in
             LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames)
         }

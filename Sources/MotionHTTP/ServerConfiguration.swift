@@ -67,6 +67,11 @@ struct ServerConfiguration: Sendable {
     /// Paced frames written by the pacer straight to the suspended connection's socket
     /// (`PacedStream.wake()`), rather than by resuming the connection for each one.
     var streamDirectWrites = true
+    /// Phases of the 60 Hz grid streams and session clocks start on
+    /// (`StreamPacer.gridTick(atOrAfter:phases:)`): four with direct writes, so that each
+    /// wake writes a quarter of the streams; one when every frame resumes its connection, so
+    /// that libmicrohttpd walks its suspended connections once a tick.
+    var pacerPhases: UInt64 { streamDirectWrites ? 4 : 1 }
     /// Live sessions at once (503 beyond).
     var maxSessions = 1_000
     /// Watchers of one session (429 beyond).

@@ -6,11 +6,12 @@ import MotionEngine
 /// One thread and a timing wheel of 1 ms slots: scheduling a wake files the stream in the
 /// slot of its due time (O(1)); the thread sleeps until the latest due time in the next
 /// occupied slot, then resumes every stream of every slot that has come due in one batch.
-/// Streams start on a common 60 Hz grid (`gridTick(atOrAfter:)`), so the frames of every
-/// 60 fps stream at speed 1 fall in the same slot: one wake per tick serves them all, and
-/// libmicrohttpd, which walks its whole list of suspended connections once per round in
-/// which any connection was resumed (0.9.75, `resume_suspended_connections`), walks it about
-/// once per tick rather than once per frame. A stream is woken at most one slot (1 ms) after
+/// Streams start on a 60 Hz grid (`gridTick(atOrAfter:phases:)`), so the frames of every
+/// 60 fps stream at speed 1 started on one of its phases fall in the same slot: one wake
+/// serves them all. With one phase (frames written through libmicrohttpd), libmicrohttpd,
+/// which walks its whole list of suspended connections once per round in which any
+/// connection was resumed (0.9.75, `resume_suspended_connections`), walks it about once per
+/// tick rather than once per frame. A stream is woken at most one slot (1 ms) after
 /// its due time by the wheel, never before it.
 ///
 /// It never encodes anything (that happens on the libmicrohttpd worker that writes the
@@ -53,19 +54,39 @@ final class StreamPacer: @unchecked Sendable {
     static let slotCount = 4096
     private static let slotMask = UInt64(slotCount - 1)
 
-    /// The grid every stream starts on: 60 ticks a second, half a slot after slot
-    /// boundaries, so rounding of a tick's due time never splits it over two slots.
-    static func gridTick(atOrAfter now: UInt64) -> UInt64 {
-        // Tick n is at floor(n × 50,000,000 / 3) + 500,000 ns (1/60 s = 16,666,666.67 ns).
-        let offset: UInt64 = 500_000
+    /// The tick a stream or session clock started at `now` starts on: the first at or after
+    /// `now` of a 60 Hz grid split into `phases` evenly spaced phases (60 × `phases` ticks a
+    /// second). A stream's frames then come due on its start's phase, 60 times a second, with
+    /// the frames of every other 60 fps stream started on that phase: one pacer wake serves
+    /// them all.
+    ///
+    /// One phase (frames written by resuming the connection) puts every stream in the same
+    /// wake, so libmicrohttpd walks its list of suspended connections once a tick. More
+    /// phases (direct writes, which do not resume the connection) spread the streams over
+    /// the tick in `phases` smaller batches. The frames of one wake go out one after the
+    /// other, so a stream's frame leaves the server later the more streams are written before
+    /// it in its batch, and that delay changes as streams ahead of it start and end: with one
+    /// batch of 1,600 streams it was up to 11–15 ms (the p99 of frame lateness in the steady
+    /// part of a run), with four it was 2.5–3.4 ms (Benchmarks/README.md, "Phases").
+    ///
+    /// Tick n is at n × 50,000,000 / (3 × phases) ns (rounded down) plus an offset of
+    /// `slotNanos / (6 × phases)`: every tick, and every due time `k/60 s` after one (rounded
+    /// down to the nanosecond, as streams compute it), is at least that offset minus 1 ns from
+    /// an edge of the wheel's 1 ms slots, so rounding never splits a phase's wakes over two
+    /// slots.
+    static func gridTick(atOrAfter now: UInt64, phases: UInt64) -> UInt64 {
+        let perFifty = 3 * max(phases, 1)  // ticks per 50 ms
+        let offset = slotNanos / (2 * perFifty)
         guard now > offset else { return offset }
-        var n = (now - offset) / 50_000_000 * 3 + ((now - offset) % 50_000_000) * 3 / 50_000_000
-        while tick(n) < now { n += 1 }
-        return tick(n)
+        let elapsed = now - offset
+        var n = elapsed / 50_000_000 * perFifty + (elapsed % 50_000_000) * perFifty / 50_000_000
+        while tick(n, perFifty: perFifty) + offset < now { n += 1 }
+        return tick(n, perFifty: perFifty) + offset
     }
 
-    private static func tick(_ n: UInt64) -> UInt64 {
-        n / 3 * 50_000_000 + (n % 3) * 50_000_000 / 3 + 500_000
+    /// Tick n of a grid of `perFifty` ticks every 50 ms, before its offset.
+    private static func tick(_ n: UInt64, perFifty: UInt64) -> UInt64 {
+        n / perFifty * 50_000_000 + (n % perFifty) * 50_000_000 / perFifty
     }
 
     private let condition = NSCondition()

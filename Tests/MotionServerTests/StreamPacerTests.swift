@@ -29,21 +29,41 @@ final class StreamPacerTests: XCTestCase {
         }
     }
 
-    func testGridTicksAreSixtyAHertzAndHalfASlotFromSlotEdges() {
-        var previous: UInt64?
-        var now: UInt64 = 1_234_567_891_011
-        for _ in 0..<200 {
-            let tick = StreamPacer.gridTick(atOrAfter: now)
-            XCTAssertGreaterThanOrEqual(tick, now)
-            XCTAssertLessThan(tick - now, 16_666_667, "the next tick is less than one tick away")
-            // Every tick is at least 0.16 ms from a slot edge.
-            let phase = tick % StreamPacer.slotNanos
-            XCTAssertTrue(phase >= 160_000 && phase <= StreamPacer.slotNanos - 160_000, "phase \(phase)")
-            if let previous { XCTAssertTrue([16_666_666, 16_666_667].contains(tick - previous), "\(tick - previous)") }
-            XCTAssertEqual(StreamPacer.gridTick(atOrAfter: tick), tick, "a tick is its own next tick")
-            previous = tick
-            now = tick + 1
+    func testGridTicksAreEvenlySpacedPhasesOfSixtyAHertzAwayFromSlotEdges() {
+        for phases: UInt64 in [1, 2, 4, 8] {
+            let spacing = 50_000_000 / (3 * phases)  // ns between ticks, rounded down
+            let margin = StreamPacer.slotNanos / (6 * phases) - 1
+            var previous: UInt64?
+            var now: UInt64 = 1_234_567_891_011
+            for _ in 0..<(200 * phases) {
+                let tick = StreamPacer.gridTick(atOrAfter: now, phases: phases)
+                XCTAssertGreaterThanOrEqual(tick, now)
+                XCTAssertLessThanOrEqual(tick - now, spacing + 1, "the next tick is at most one phase away (\(phases) phases)")
+                if let previous { XCTAssertTrue([spacing, spacing + 1].contains(tick - previous), "\(tick - previous) ns between ticks (\(phases) phases)") }
+                // The tick and every 60 fps due time after it, as a stream computes them, keep
+                // their distance from the edges of the wheel's slots.
+                for k in 0..<120 {
+                    let due = tick + UInt64(Double(k) / 60 * 1e9)
+                    let phase = due % StreamPacer.slotNanos
+                    XCTAssertTrue(phase >= margin && phase <= StreamPacer.slotNanos - margin,
+                                  "frame \(k) of a tick: \(phase) ns into its slot (\(phases) phases)")
+                }
+                XCTAssertEqual(StreamPacer.gridTick(atOrAfter: tick, phases: phases), tick, "a tick is its own next tick")
+                previous = tick
+                now = tick + 1
+            }
+            // 60 × phases ticks make exactly one second: a phase's frames stay on its ticks.
+            let first = StreamPacer.gridTick(atOrAfter: 5_000_000_000, phases: phases)
+            let second = StreamPacer.gridTick(atOrAfter: first + 1_000_000_000 - 1_000, phases: phases)
+            XCTAssertEqual(second - first, 1_000_000_000, "60 × \(phases) ticks a second")
         }
+    }
+
+    func testDirectWritesSpreadStreamsOverFourPhasesAndLibmicrohttpdWritesKeepOne() {
+        var configuration = ServerConfiguration()
+        XCTAssertEqual(configuration.pacerPhases, 4)
+        configuration.streamDirectWrites = false
+        XCTAssertEqual(configuration.pacerPhases, 1)
     }
 
     func testEveryStreamIsWokenAtOrAfterItsDueTime() {
