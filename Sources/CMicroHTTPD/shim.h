@@ -3,6 +3,7 @@
 #ifndef MOTION_CMICROHTTPD_SHIM_H
 #define MOTION_CMICROHTTPD_SHIM_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,9 +79,14 @@ static inline int cmhd_notify_is_start(enum MHD_ConnectionNotificationCode code)
     return code == MHD_CONNECTION_NOTIFY_STARTED;
 }
 
-/// Lowers the calling thread's scheduling priority by `increment` (Linux per-thread nice).
-static inline int cmhd_nice_this_thread(int increment) {
-    return setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), increment);
+/// The calling thread's id (Linux).
+static inline int cmhd_gettid(void) { return (int) syscall(SYS_gettid); }
+
+/// Sets the calling thread's nice value (Linux: nice is per thread, and a thread created
+/// later inherits its creator's). Raising it (a lower priority) is always allowed; lowering
+/// it below the current value needs CAP_SYS_NICE or RLIMIT_NICE. 0 on success, else errno.
+static inline int cmhd_nice_this_thread(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), nice) == 0 ? 0 : errno;
 }
 
 static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }

@@ -47,13 +47,18 @@ final class MotionService {
         let handlers = Handlers(configuration: configuration, state: state, streams: streams, sessions: sessions, metrics: metrics)
         let daemon = HTTPDaemon(configuration: configuration, router: handlers.router(), pacer: pacer, metrics: metrics, logger: logger,
                                 state: state)
-        pacer.start()
+        let pacerRefused = pacer.start()
         sessions.startJanitor()
         try daemon.start()
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         print("motion-server listening on http://\(host):\(daemon.port)")
         fflush(nil)
-        logger.info("listening", metadata: ["port": "\(daemon.port)", "threads": "\(configuration.threads)"])
+        logger.info("listening", metadata: ["port": "\(daemon.port)", "threads": "\(configuration.threads)",
+                                            "pacer-nice": pacerRefused == nil ? "\(StreamPacer.niceness)" : "unchanged"])
+        if let pacerRefused {
+            logger.notice("the stream pacer runs at the process's priority: allow nice \(StreamPacer.niceness) (CAP_SYS_NICE, or RLIMIT_NICE of \(20 - StreamPacer.niceness)) for frames to go before request handling",
+                          metadata: ["error": "\(String(cString: strerror(pacerRefused)))"])
+        }
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)

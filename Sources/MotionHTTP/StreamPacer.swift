@@ -1,5 +1,7 @@
+import CMicroHTTPD
 import Foundation
 import MotionEngine
+import Synchronization
 
 /// Wakes suspended streams when their next frame is due.
 ///
@@ -108,13 +110,39 @@ final class StreamPacer: @unchecked Sendable {
     private var plannedWake: UInt64 = 0
     private var stopped = false
 
+    /// The nice value the pacer's thread asks for (Linux: per thread). Its work comes due at
+    /// fixed times and is bounded by the open streams; request handling (libmicrohttpd's
+    /// threads at the process's nice, the compute pool 5 below them) can wait a few
+    /// milliseconds. Without the higher priority, a burst of new streams takes the core from
+    /// the frames of those already open: 1,600 streams connecting at about 2,000 a second made
+    /// every frame up to 20–30 ms late for about 0.3 s (Benchmarks/README.md, "Phases").
+    static let niceness: Int32 = -10
+
     // The thread is not kept: a stored `Thread` whose block holds `self` is a reference cycle
     // (LeakSanitizer reported the pacer, its condition and thread as leaked at every exit).
-    func start() {
-        let thread = Thread { [self] in run() }
+    /// Starts the pacer's thread and returns once it has asked for its priority: nil when it
+    /// runs at nice `niceness`, else the error (EPERM or EACCES without CAP_SYS_NICE; the
+    /// thread then runs at the process's priority).
+    @discardableResult
+    func start() -> Int32? {
+        let asked = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(thread: Int32, error: Int32)>((0, 0))
+        let thread = Thread { [self] in
+            let error = cmhd_nice_this_thread(Self.niceness)
+            outcome.withLock { $0 = (cmhd_gettid(), error) }
+            asked.signal()
+            run()
+        }
         thread.name = "stream-pacer"
         thread.start()
+        asked.wait()
+        let (id, error) = outcome.withLock { $0 }
+        threadID = id
+        return error == 0 ? nil : error
     }
+
+    /// The pacer thread's id once started (Linux; tests read its priority from /proc).
+    private(set) var threadID: Int32 = 0
 
     func stop() {
         condition.withLock {

@@ -66,6 +66,25 @@ final class StreamPacerTests: XCTestCase {
         XCTAssertEqual(configuration.pacerPhases, 1)
     }
 
+    func testThePacerThreadRunsAheadOfRequestHandlingWhenAllowed() throws {
+        let pacer = StreamPacer()
+        let refused = pacer.start()
+        defer { pacer.stop() }
+        // The nice value is field 19 of /proc/self/task/TID/stat (after the parenthesised name).
+        let stat = try String(contentsOfFile: "/proc/self/task/\(pacer.threadID)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
+        let nice = Int32(fields[16])
+        if let refused {
+            // Unprivileged (no CAP_SYS_NICE, RLIMIT_NICE too low): the thread keeps the
+            // process's priority, and the server says so in its log.
+            XCTAssertTrue([EPERM, EACCES].contains(refused), "error \(refused)")
+            XCTAssertEqual(nice, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+        } else {
+            XCTAssertEqual(nice, StreamPacer.niceness)
+            XCTAssertLessThan(StreamPacer.niceness, 0, "the pacer goes before libmicrohttpd's threads (nice 0)")
+        }
+    }
+
     func testEveryStreamIsWokenAtOrAfterItsDueTime() {
         let pacer = StreamPacer()
         pacer.start()
