@@ -118,13 +118,14 @@ final class StreamPacer: @unchecked Sendable {
     /// every frame up to 20–30 ms late for about 0.3 s (Benchmarks/README.md, "Phases").
     static let niceness: Int32 = -10
 
-    // The thread is not kept: a stored `Thread` whose block holds `self` is a reference cycle
-    // (LeakSanitizer reported the pacer, its condition and thread as leaked at every exit).
     /// Starts the pacer's thread and returns once it has asked for its priority: nil when it
     /// runs at nice `niceness`, else the error (EPERM or EACCES without CAP_SYS_NICE; the
     /// thread then runs at the process's priority).
     @discardableResult
     func start() -> Int32? {
+        // The thread is not kept: a stored `Thread` whose block holds `self` is a reference
+        // cycle (LeakSanitizer reported the pacer, its condition and thread as leaked at every
+        // exit).
         let asked = DispatchSemaphore(value: 0)
         let outcome = Mutex<(thread: Int32, error: Int32)>((0, 0))
         let thread = Thread { [self] in
