@@ -682,6 +682,22 @@ private final class StreamBinding {
     }
 }
 
+/// A non-blocking `send` on a socket, as direct writes make it.
+enum DirectSocket {
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> DirectSend {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return .sent(0) }
+        while true {
+            let sent = Glibc.send(fd, base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent >= 0 { return .sent(sent) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .sent(0)
+            default: return .gone
+            }
+        }
+    }
+}
+
 /// A libmicrohttpd connection that a stream can park and wake.
 private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
     let connection: OpaquePointer
@@ -695,18 +711,9 @@ private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
         allowsDirectWrites = directWrites && fd >= 0
     }
 
-    func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return .sent(0) }
-        while true {
-            let sent = Glibc.send(fd, base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            if sent >= 0 { return .sent(sent) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .sent(0)
-            default: return .gone
-            }
-        }
-    }
+    func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend { DirectSocket.send(fd, bytes) }
+
+    var directSocket: Int32? { fd >= 0 ? fd : nil }
 
     func suspend() { MHD_suspend_connection(connection) }
     func resume() { MHD_resume_connection(connection) }

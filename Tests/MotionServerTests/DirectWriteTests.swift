@@ -110,6 +110,48 @@ final class DirectWriteTests: XCTestCase {
         return chunks
     }
 
+    /// A connection that gives the stream its socket (as libmicrohttpd's does): frames are
+    /// then sent on the socket itself, without going through the connection object.
+    private final class SocketConnection: SuspendableConnection, @unchecked Sendable {
+        let socket: Int32
+        private(set) var sends = 0
+        private(set) var resumes = 0
+        init(socket: Int32) { self.socket = socket }
+        let allowsDirectWrites = true
+        func suspend() {}
+        func resume() { resumes += 1 }
+        var isPeerGone: Bool { false }
+        var directSocket: Int32? { socket }
+        func send(_ bytes: UnsafeRawBufferPointer) -> DirectSend {
+            sends += 1
+            return DirectSocket.send(socket, bytes)
+        }
+    }
+
+    func testAStreamWithTheConnectionsSocketSendsOnItAndSeesThePeerGo() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        defer { close(fds[0]) }
+        let stream = LineStream([["a\n"], ["bb\n"], ["ccc\n"], ["dddd\n"]])
+        let connection = SocketConnection(socket: fds[0])
+        stream.attach(connection, pacer: pacer)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var result = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
+        while case .bytes = result { result = buffer.withUnsafeMutableBytes { stream.read(into: $0) } }
+        stream.wake()
+        stream.wake()
+        XCTAssertEqual(connection.sends, 0, "sent on the socket, not through the connection object")
+        XCTAssertEqual(connection.resumes, 0)
+        let count = recv(fds[1], &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        XCTAssertEqual(dechunk(Array(buffer.prefix(max(count, 0)))), ["bb\n", "ccc\n"])
+        // The peer closes: the next frame's send fails, and the stream hands the connection
+        // back to be aborted.
+        close(fds[1])
+        stream.wake()
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { stream.read(into: $0) }, .abort)
+    }
+
     func testDueFramesAreWrittenAsChunksWithoutResuming() {
         let stream = LineStream([["a\n"], ["bb\n", "ccc\n"], [String(repeating: "x", count: 300) + "\n"]])
         let connection = ScriptedConnection()
