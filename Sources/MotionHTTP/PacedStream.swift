@@ -166,7 +166,7 @@ class PacedStream: @unchecked Sendable {
             writeMetrics = metrics
             if connection.allowsDirectWrites, allowsDirectWrites {
                 directPacer = pacer
-                directSocket = pacer == nil ? -1 : (connection.directSocket ?? -1)
+                directSocket = connection.directSocket ?? -1
             }
         }
     }
@@ -272,7 +272,7 @@ class PacedStream: @unchecked Sendable {
         // its own on every frame. Without it, `swift_retain` fell from 4.6–5.2 % to
         // 1.7–2.2 % of the server's samples (perf, 1,500 and 2,000 streams), and 2,863 →
         // 2,787 instructions a frame (callgrind; Benchmarks/README.md, "Phases").
-        if let pacer = directPacer, directSocket >= 0 || connection != nil {
+        if let pacer = directPacer {
             writeDirect(pacer)
             return
         }
