@@ -212,7 +212,8 @@ final class HTTPDaemon: @unchecked Sendable {
         // `computeOnPool`, and so does any handler not marked inline; `inlineBudget` keeps a
         // flood of small requests from holding up the streams the connection threads resume.
         if request.body.count <= configuration.inlineMaxBodyBytes, configuration.inlineMaxBodyBytes > 0,
-           let start = inlineBudget.admit(now: MonotonicClock.now(), streamsOpen: metrics.streamsOpen) {
+           let start = inlineBudget.admit(now: MonotonicClock.now(),
+                                          streamsOpen: !configuration.streamDirectWrites && metrics.streamsOpen) {
             request.inlineSampleLimit = configuration.inlineMaxSamples
             let (response, route) = router.handle(request)
             inlineBudget.spend(since: start, now: MonotonicClock.now())
@@ -592,7 +593,8 @@ private final class HeldBody: @unchecked Sendable {
 }
 
 /// How much of each 10 ms the connection threads may spend computing answers themselves
-/// while streams are open.
+/// while streams are open and their frames go through libmicrohttpd
+/// (`--stream-writes libmicrohttpd`).
 ///
 /// A computation on a connection thread holds up every other connection of that thread,
 /// streams waiting to be resumed by the pacer included. Each one is small
@@ -602,7 +604,11 @@ private final class HeldBody: @unchecked Sendable {
 /// the window ends; so inline work delays a stream's resume by at most about `budgetNanos`
 /// plus one small computation. With no stream open there is nothing paced to hold up, and
 /// every small computation stays inline (other requests wait for it as they wait for any
-/// request on that thread).
+/// request on that thread). With direct writes (the default) the pacer writes the frames
+/// itself, at a higher priority than the connection threads, and nothing paced waits for a
+/// connection thread: there is no budget. With it, a burst of 500 small stream requests at
+/// once on one core had 73–205 of them refused (503: the pool's queue full once the budget
+/// was spent); Benchmarks/README.md, "Stream starts on the connection thread".
 private final class InlineBudget: @unchecked Sendable {
     static let windowNanos: UInt64 = 10_000_000
     static let budgetNanos: UInt64 = 2_500_000

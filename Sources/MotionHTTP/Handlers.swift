@@ -28,7 +28,7 @@ struct Handlers: Sendable {
         router.cors = configuration.cors
         router.add("POST", "/v1/timelines", inline: true, timelines)
         router.add("POST", "/v1/timelines/batch", batch)
-        router.add("POST", "/v1/streams", query: ["speed"], stream)
+        router.add("POST", "/v1/streams", query: ["speed"], inline: true, stream)
         router.add("POST", "/v1/sessions", query: ["speed"], createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
@@ -150,6 +150,7 @@ struct Handlers: Sendable {
         switch compiledRequest(request, allowZeroSpeed: true, for: .stream) {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
+        case nil: return .computeOnPool
         }
         let format = Self.streamFormat(request)
         let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: format),
@@ -164,12 +165,32 @@ struct Handlers: Sendable {
     /// What `/v1/streams` and `/v1/sessions` start with: the refusals (draining, not JSON),
     /// the `speed` parameter, then the compiled document — each problem before the next step.
     /// `use` says which output must fit `max-response-bytes` (one stream frame, one watcher read).
-    private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool, for use: OutputSize.Use) -> Result<(Timeline, Double), ProblemDetails> {
+    ///
+    /// nil: on a connection thread (`request.inlineSampleLimit` set, `/v1/streams`), the
+    /// document is more than the inline bound allows, or has a problem: it is compiled again
+    /// on the pool with the real limits, which also gives a problem its real answer. A burst
+    /// of stream requests no longer fills the pool's queue (64 waiting, on threads below the
+    /// pacer's priority) and gets 503s: on one core, of 500 streams requested at once 52–67 %
+    /// were refused on the pool and none now; of 1,500 requested at 2,000 a second, 7–20 %
+    /// and none (with `HTTPDaemon`'s inline budget off under direct writes; Benchmarks/README.md,
+    /// "Stream starts on the connection thread").
+    private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool, for use: OutputSize.Use) -> Result<(Timeline, Double), ProblemDetails>? {
         if let refusal = refuseComputing(request) { return .failure(refusal) }
         let speed: Double
         switch Self.speed(request, allowZero: allowZeroSpeed) {
         case .success(let value): speed = value
         case .failure(let problem): return .failure(problem)
+        }
+        if let limit = request.inlineSampleLimit {
+            // The timelines' inline bound: the compiler stops at it (node plays count as
+            // events), and frames × tracks plus events must fit it.
+            var inlineLimits = configuration.limits
+            inlineLimits.maxEvents = min(inlineLimits.maxEvents, max(1, limit))
+            inlineLimits.maxSamples = min(inlineLimits.maxSamples, max(1, limit))
+            guard let timeline = try? TimelineCompiler(limits: inlineLimits).compile(request.body, for: use),
+                  Self.timelinesOnly(timeline.options) == nil,
+                  timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count <= limit else { return nil }
+            return .success((timeline, speed))
         }
         do throws(DocumentError) {
             let timeline = try compiler.compile(request.body, for: use)
@@ -245,6 +266,7 @@ struct Handlers: Sendable {
         switch compiledRequest(request, allowZeroSpeed: false, for: .session(backlogFrames: configuration.maxBacklogFrames)) {
         case .success(let compiled): (timeline, speed) = compiled
         case .failure(let problem): return problem.response
+        case nil: return .computeOnPool
         }
         // The clock starts on a phase of the pacer's 60 Hz grid (at most a quarter of a tick
         // from now with direct writes, one tick without), so that the frames of sessions

@@ -38,6 +38,78 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try computations(server, "connection"), 2)
     }
 
+    /// The lines of a `speed=0` stream (all frames at once, then the end line).
+    private func streamLines(_ server: TestServer, _ json: String, headers: [(String, String)] = []) throws -> (status: Int, body: String) {
+        let response = try post(server, "/v1/streams?speed=0", json, headers: headers)
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
+    func testASmallStreamStartsOnTheConnectionThreadAndALongOneOnThePool() throws {
+        let server = try startServer()
+        let pooled = try startServer(["--inline-max-body-bytes", "0"])
+        // 61 frames × 1 track: compiled on the connection thread; the same frames as the pool's.
+        let small = try streamLines(server, document(seconds: 1))
+        XCTAssertEqual(small.status, 200)
+        XCTAssertEqual(small.body.split(separator: "\n").filter { $0.hasPrefix(#"{"frame":"#) }.count, 61)
+        XCTAssertTrue(small.body.hasSuffix(#"{"end":true,"frames":61,"duration":1}"# + "\n"), small.body)
+        XCTAssertEqual(try computations(server, "connection"), 1)
+        XCTAssertEqual(try computations(server, "compute"), 0)
+        XCTAssertEqual(try streamLines(pooled, document(seconds: 1)).body, small.body)
+        XCTAssertEqual(try computations(pooled, "compute"), 1)
+        // 6001 frames: over --inline-max-samples, compiled again on the pool.
+        let long = try streamLines(server, document(seconds: 100))
+        XCTAssertEqual(long.status, 200)
+        XCTAssertEqual(long.body.split(separator: "\n").filter { $0.hasPrefix(#"{"frame":"#) }.count, 6001)
+        XCTAssertEqual(try computations(server, "connection"), 1)
+        XCTAssertEqual(try computations(server, "compute"), 1)
+        // A paced stream (speed 1) starts inline too.
+        let client = try server.client(readTimeout: 5)
+        defer { client.close() }
+        try client.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")], body: Array(document(seconds: 1).utf8))
+        XCTAssertEqual(try client.readResponseHead().status, 200)
+        XCTAssertEqual(try computations(server, "connection"), 2)
+        // Problems: a bad speed is answered on the connection thread; a document problem is
+        // answered from the pool, exactly as a pool-only server answers it.
+        let bad = #"{"fps":0,"motion":{"type":"tween","duration":1,"properties":[]}}"#
+        let timelinesOnly = #"{"fps":60,"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":0,"to":1}]},"output":{"format":"css"}}"#
+        for json in [bad, timelinesOnly] {
+            let a = try post(server, "/v1/streams?speed=0", json, headers: [("X-Request-Id", "same-id")])
+            let b = try post(pooled, "/v1/streams?speed=0", json, headers: [("X-Request-Id", "same-id")])
+            try assertProblem(a, status: 422)
+            XCTAssertEqual(a.body, b.body, json)
+        }
+        XCTAssertEqual(try computations(server, "compute"), 3)
+        try assertProblem(post(server, "/v1/streams?speed=-1", document(seconds: 1)), status: 400)
+        XCTAssertEqual(try computations(server, "connection"), 3)
+    }
+
+    /// The connection threads' budget for inline work while streams are open (2.5 ms in each
+    /// 10 ms) applies only when the connection threads resume the streams
+    /// (`--stream-writes libmicrohttpd`): with direct writes the pacer waits for none of them.
+    func testTheInlineBudgetHoldsOnlyWhenConnectionThreadsResumeStreams() throws {
+        for (arguments, budgeted) in [([String](), false), (["--stream-writes", "libmicrohttpd"], true)] {
+            let server = try startServer(arguments)
+            let client = try server.client(readTimeout: 5)
+            defer { client.close() }
+            // An open paced stream (30 s), counted as computed on the connection thread.
+            try client.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")],
+                                   body: Array(document(seconds: 30).utf8))
+            XCTAssertEqual(try client.readResponseHead().status, 200)
+            // 150 small documents back to back: about 0.1–1 ms of computing each, far more
+            // than 2.5 ms in every 10 ms.
+            for seconds in 1...150 {
+                XCTAssertEqual(try post(server, "/v1/timelines", document(seconds: 1 + seconds % 3)).status, 200)
+            }
+            let inline = try computations(server, "connection"), pooled = try computations(server, "compute")
+            XCTAssertEqual(inline + pooled, 151, "\(arguments)")
+            if budgeted {
+                XCTAssertGreaterThan(pooled, 0, "with the budget, part of the flood goes to the pool")
+            } else {
+                XCTAssertEqual(pooled, 0, "with direct writes every small document stays on the connection thread")
+            }
+        }
+    }
+
     func testExportsAndSimplifyAreComputedOnThePool() throws {
         let server = try startServer()
         // Few frames, but a reduction of every track (up to millions of curve evaluations):

@@ -110,7 +110,10 @@ final class DisconnectedStreamTests: ServerTestCase {
     /// `--max-streams` places.
     func testStreamsWhoseClientsResetBeforeTheyWereComputedAreFreed() throws {
         let queued = 8
-        let server = try startServer(["--compute-threads", "1", "--max-streams", "\(queued)", "--threads", "2"])
+        // Every computation on the pool: a small stream would otherwise start on the
+        // connection thread at once.
+        let server = try startServer(["--compute-threads", "1", "--max-streams", "\(queued)", "--threads", "2",
+                                      "--inline-max-body-bytes", "0"])
         let onPool = "motion_computations_total{thread=\"compute\"}"
         // One heavy computation occupies the only compute thread.
         let properties = (0..<2000).map { #"{"path":"p\#($0)","from":0,"to":\#($0)}"# }.joined(separator: ",")
