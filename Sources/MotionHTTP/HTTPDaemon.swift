@@ -35,6 +35,12 @@ final class HTTPDaemon: @unchecked Sendable {
     /// `--tcp-keepalive` (validated to 0…32767), for the connection notifier.
     private var keepaliveIdle: Int32 { Int32(clamping: configuration.tcpKeepalive) }
 
+    /// Whether inline work is held to `InlineBudget` while streams are open: when paced
+    /// frames wait for the connection threads (`--stream-writes libmicrohttpd`), or when the
+    /// pacer could not get ahead of them (no `CAP_SYS_NICE` or `RLIMIT_NICE`), so that inline
+    /// work would take the core from its frames as an equal.
+    private var inlineBudgeted: Bool { !configuration.streamDirectWrites || !pacer.runsAhead }
+
     /// Requests accepted and not yet answered to the end (streams included).
     var requestsInFlight: Int { counters.lock.withLock { counters.inFlight } }
 
@@ -212,8 +218,7 @@ final class HTTPDaemon: @unchecked Sendable {
         // `computeOnPool`, and so does any handler not marked inline; `inlineBudget` keeps a
         // flood of small requests from holding up the streams the connection threads resume.
         if request.body.count <= configuration.inlineMaxBodyBytes, configuration.inlineMaxBodyBytes > 0,
-           let start = inlineBudget.admit(now: MonotonicClock.now(),
-                                          streamsOpen: !configuration.streamDirectWrites && metrics.streamsOpen) {
+           let start = inlineBudget.admit(now: MonotonicClock.now(), streamsOpen: inlineBudgeted && metrics.streamsOpen) {
             request.inlineSampleLimit = configuration.inlineMaxSamples
             let (response, route) = router.handle(request)
             inlineBudget.spend(since: start, now: MonotonicClock.now())
@@ -593,8 +598,8 @@ private final class HeldBody: @unchecked Sendable {
 }
 
 /// How much of each 10 ms the connection threads may spend computing answers themselves
-/// while streams are open and their frames go through libmicrohttpd
-/// (`--stream-writes libmicrohttpd`).
+/// while streams are open, when their frames go through libmicrohttpd
+/// (`--stream-writes libmicrohttpd`) or the pacer runs at the connection threads' priority.
 ///
 /// A computation on a connection thread holds up every other connection of that thread,
 /// streams waiting to be resumed by the pacer included. Each one is small
@@ -604,11 +609,13 @@ private final class HeldBody: @unchecked Sendable {
 /// the window ends; so inline work delays a stream's resume by at most about `budgetNanos`
 /// plus one small computation. With no stream open there is nothing paced to hold up, and
 /// every small computation stays inline (other requests wait for it as they wait for any
-/// request on that thread). With direct writes (the default) the pacer writes the frames
-/// itself, at a higher priority than the connection threads, and nothing paced waits for a
-/// connection thread: there is no budget. With it, a burst of 500 small stream requests at
-/// once on one core had 73–205 of them refused (503: the pool's queue full once the budget
-/// was spent); Benchmarks/README.md, "Stream starts on the connection thread".
+/// request on that thread). With direct writes (the default) and the pacer at its higher
+/// priority (`StreamPacer.runsAhead`), the pacer writes the frames itself, before any
+/// connection thread, and nothing paced waits for one: there is no budget. With it, a burst
+/// of 500 small stream requests at once on one core had 73–205 of them refused (503: the
+/// pool's queue full once the budget was spent); Benchmarks/README.md, "Stream starts on the
+/// connection thread". Without the priority, the budget keeps a flood of inline work from
+/// taking the core from the frames as an equal (the pool runs at nice +5).
 private final class InlineBudget: @unchecked Sendable {
     static let windowNanos: UInt64 = 10_000_000
     static let budgetNanos: UInt64 = 2_500_000

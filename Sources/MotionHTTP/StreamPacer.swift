@@ -139,11 +139,15 @@ final class StreamPacer: @unchecked Sendable {
         asked.wait()
         let (id, error) = outcome.withLock { $0 }
         threadID = id
+        runsAhead = error == 0
         return error == 0 ? nil : error
     }
 
     /// The pacer thread's id once started (Linux; tests read its priority from /proc).
     private(set) var threadID: Int32 = 0
+    /// Whether the pacer's thread runs at nice `niceness`, ahead of request handling (set by
+    /// `start()`, before the daemon's threads exist).
+    private(set) var runsAhead = false
 
     func stop() {
         condition.withLock {

@@ -68,8 +68,11 @@ final class StreamPacerTests: XCTestCase {
 
     func testThePacerThreadRunsAheadOfRequestHandlingWhenAllowed() throws {
         let pacer = StreamPacer()
+        XCTAssertFalse(pacer.runsAhead)
         let refused = pacer.start()
         defer { pacer.stop() }
+        // What the daemon reads to decide whether inline work needs a budget.
+        XCTAssertEqual(pacer.runsAhead, refused == nil)
         // The nice value is field 19 of /proc/self/task/TID/stat (after the parenthesised name).
         let stat = try String(contentsOfFile: "/proc/self/task/\(pacer.threadID)/stat", encoding: .utf8)
         let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")

@@ -94,14 +94,20 @@ final class TestServer {
 
     /// Starts the binary with `--host 127.0.0.1 --port 0` and `extraArguments`, in an
     /// environment without inherited `MOTION_*` variables plus `environment`, and waits
-    /// until it prints the address it listens on.
+    /// until it prints the address it listens on. `launcher`: a program (and its arguments)
+    /// that execs the binary, e.g. `setpriv` to drop a capability.
     init(arguments extraArguments: [String] = [], environment: [String: String] = [:],
-         startupTimeout: TimeInterval = 20) throws {
+         launcher: [String] = [], startupTimeout: TimeInterval = 20) throws {
         let binary = try Self.locateBinary()
         let process = Process()
-        process.executableURL = binary
         arguments = ["--host", "127.0.0.1", "--port", "0"] + extraArguments
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MOTION_") }
         env.merge(environment) { _, new in new }
         process.environment = env
@@ -261,8 +267,8 @@ class ServerTestCase: XCTestCase {
     private var servers: [TestServer] = []
 
     /// Starts a server for this test; it is terminated in tearDown.
-    func startServer(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> TestServer {
-        let server = try TestServer(arguments: arguments, environment: environment)
+    func startServer(_ arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws -> TestServer {
+        let server = try TestServer(arguments: arguments, environment: environment, launcher: launcher)
         servers.append(server)
         return server
     }
