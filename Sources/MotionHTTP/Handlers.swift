@@ -171,7 +171,7 @@ struct Handlers: Sendable {
     /// on the pool with the real limits, which also gives a problem its real answer. A burst
     /// of stream requests no longer fills the pool's queue (64 waiting, on threads below the
     /// pacer's priority) and gets 503s: on one core, of 500 streams requested at once 52–67 %
-    /// were refused on the pool and none now; of 1,500 requested at 2,000 a second, 7–20 %
+    /// were refused on the pool and none now; of 1,500 requested at 2,000 a second, 2–20 %
     /// and none (`HTTPDaemon.inlineBudgeted` false: direct writes, the pacer ahead; Benchmarks/README.md,
     /// "Stream starts on the connection thread").
     private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool, for use: OutputSize.Use) -> Result<(Timeline, Double), ProblemDetails>? {
