@@ -102,6 +102,22 @@ struct Handlers: Sendable {
 
     var compiler: TimelineCompiler { TimelineCompiler(limits: configuration.limits) }
 
+    /// The compiler for a connection thread (`request.inlineSampleLimit`): held to the inline
+    /// bound (node plays count as events), so that it stops early on a document too large to
+    /// compute there.
+    func inlineCompiler(_ limit: Int) -> TimelineCompiler {
+        var limits = configuration.limits
+        limits.maxEvents = min(limits.maxEvents, max(1, limit))
+        limits.maxSamples = min(limits.maxSamples, max(1, limit))
+        return TimelineCompiler(limits: limits)
+    }
+
+    /// Whether a timeline compiled by `inlineCompiler(limit)` is small enough to answer on
+    /// the connection thread: frames × tracks plus events (they count as samples) within `limit`.
+    static func fitsInline(_ timeline: Timeline, limit: Int) -> Bool {
+        timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count <= limit
+    }
+
     func readiness(_ request: HTTPRequest) -> HTTPResponse {
         if state.isDraining {
             return ProblemDetails.unavailable("the server is shutting down").response
@@ -122,15 +138,12 @@ struct Handlers: Sendable {
                 // that it stops early (a 1 KiB document can start 100,000 node plays: ~30 ms
                 // to compile); whatever it refuses is compiled again on the pool with the real
                 // limits, which also gives a real problem its answer.
-                var inlineLimits = configuration.limits
-                inlineLimits.maxEvents = min(inlineLimits.maxEvents, max(1, limit))
-                inlineLimits.maxSamples = min(inlineLimits.maxSamples, max(1, limit))
-                guard let compiled = try? TimelineCompiler(limits: inlineLimits).compile(document) else { return .computeOnPool }
+                guard let compiled = try? inlineCompiler(limit).compile(document) else { return .computeOnPool }
                 timeline = compiled
-                // Too much to encode here (events count as samples), or a format other than
-                // plain json (css, waapi, lottie and `simplify` reduce every track: up to
-                // millions of curve evaluations for a few frames): to the pool.
-                if timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count > limit
+                // Too much to encode here, or a format other than plain json (css, waapi,
+                // lottie and `simplify` reduce every track: up to millions of curve
+                // evaluations for a few frames): to the pool.
+                if !Self.fitsInline(timeline, limit: limit)
                     || timeline.options.format != .json || timeline.options.simplify != nil { return .computeOnPool }
             } else {
                 timeline = try compiler.compile(document)
@@ -182,14 +195,8 @@ struct Handlers: Sendable {
         case .failure(let problem): return .failure(problem)
         }
         if let limit = request.inlineSampleLimit {
-            // The timelines' inline bound: the compiler stops at it (node plays count as
-            // events), and frames × tracks plus events must fit it.
-            var inlineLimits = configuration.limits
-            inlineLimits.maxEvents = min(inlineLimits.maxEvents, max(1, limit))
-            inlineLimits.maxSamples = min(inlineLimits.maxSamples, max(1, limit))
-            guard let timeline = try? TimelineCompiler(limits: inlineLimits).compile(request.body, for: use),
-                  Self.timelinesOnly(timeline.options) == nil,
-                  timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count <= limit else { return nil }
+            guard let timeline = try? inlineCompiler(limit).compile(request.body, for: use),
+                  Self.timelinesOnly(timeline.options) == nil, Self.fitsInline(timeline, limit: limit) else { return nil }
             return .success((timeline, speed))
         }
         do throws(DocumentError) {
