@@ -29,14 +29,14 @@ struct Handlers: Sendable {
         router.add("POST", "/v1/timelines", inline: true, timelines)
         router.add("POST", "/v1/timelines/batch", batch)
         router.add("POST", "/v1/streams", query: ["speed"], inline: true, stream)
-        router.add("POST", "/v1/sessions", query: ["speed"], createSession)
+        router.add("POST", "/v1/sessions", query: ["speed"], inline: true, createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
-        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], putSession)
+        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], inline: true, putSession)
         router.add("DELETE", "/v1/sessions/{id}", deleteSession)
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
-        router.add("POST", "/v1/sessions/{id}/commands", command)
-        router.add("POST", "/v1/sessions/{id}/retarget", retarget)
+        router.add("POST", "/v1/sessions/{id}/commands", inline: true, command)
+        router.add("POST", "/v1/sessions/{id}/retarget", inline: true, retarget)
         router.add("POST", "/v1/springs", springs)
         router.add("GET", "/") { _ in playground.pageResponse() }
         router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
@@ -319,6 +319,7 @@ struct Handlers: Sendable {
 
     func command(_ request: HTTPRequest) -> HTTPResponse {
         guard let session = lookup(request) else { return notFound(request) }
+        if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
         if let problem = Self.requireJSON(request) { return problem.response }
         let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (SessionClock.Command, Double?)? in
             let name = reader.string("command", required: true)
@@ -354,6 +355,7 @@ struct Handlers: Sendable {
 
     func retarget(_ request: HTTPRequest) -> HTTPResponse {
         guard let session = lookup(request) else { return notFound(request) }
+        if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
         if let problem = Self.requireJSON(request) { return problem.response }
         let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (String, JSON, SpringParameters)? in
             let path = reader.string("path", required: true)

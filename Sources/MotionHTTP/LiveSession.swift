@@ -64,6 +64,13 @@ final class LiveSession: @unchecked Sendable {
 
     var framesPath: String { "/v1/sessions/\(id)/frames" }
 
+    /// Whether a command or retarget on this session is small enough for a connection thread
+    /// (`HTTPRequest.inlineSampleLimit`): its answer holds a value for every track, and a
+    /// retarget looks its values up among the tracks, so the tracks count as samples.
+    func fitsInline(limit: Int) -> Bool {
+        lock.withLock { timeline.tracks.count <= limit }
+    }
+
     // MARK: - State
 
     /// The session's state now (`running`, `paused`, …), as the state document names it.

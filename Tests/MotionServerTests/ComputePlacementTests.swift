@@ -28,9 +28,9 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try large.json()["frameCount"], 6001)
         XCTAssertEqual(try computations(server, "connection"), 1)
         XCTAssertEqual(try computations(server, "compute"), 1)
-        // A route that is not computed inline (sessions) goes to the pool whatever its size.
-        let session = try post(server, "/v1/sessions", document(seconds: 1))
-        XCTAssertEqual(session.status, 201)
+        // A route that is not computed inline (batches) goes to the pool whatever its size.
+        let batch = try post(server, "/v1/timelines/batch", "{\"documents\":[\(document(seconds: 1))]}")
+        XCTAssertEqual(batch.status, 200)
         XCTAssertEqual(try computations(server, "compute"), 2)
         // Problems found while decoding are answered on the connection thread too.
         let bad = try post(server, "/v1/timelines", #"{"fps":0,"motion":{"type":"tween","duration":1,"properties":[]}}"#)
@@ -81,6 +81,69 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try computations(server, "compute"), 3)
         try assertProblem(post(server, "/v1/streams?speed=-1", document(seconds: 1)), status: 400)
         XCTAssertEqual(try computations(server, "connection"), 3)
+    }
+
+    /// Creates a session (`POST`, or `PUT` under `id`) and returns its id.
+    private func session(_ server: TestServer, _ json: String, id: String? = nil) throws -> String {
+        let response = try id.map { try send(server, "PUT", "/v1/sessions/\($0)", headers: [("Content-Type", "application/json")], body: Array(json.utf8)) }
+            ?? post(server, "/v1/sessions", json)
+        XCTAssertEqual(response.status, 201, response.text)
+        return try XCTUnwrap(response.json()["id"]?.string)
+    }
+
+    /// Sessions take the streams' path: a small one starts on the connection thread, and
+    /// commands and retargets are answered there while the session has at most
+    /// `--inline-max-samples` tracks (the answer holds a value for each); a long session is
+    /// compiled on the pool and its commands still answered inline.
+    func testSessionsStartAndTakeCommandsOnTheConnectionThread() throws {
+        let server = try startServer()
+        var inline = 0, pooled = 0
+        func expect(_ thread: String, _ what: String) throws {
+            if thread == "connection" { inline += 1 } else { pooled += 1 }
+            XCTAssertEqual(try computations(server, "connection"), inline, what)
+            XCTAssertEqual(try computations(server, "compute"), pooled, what)
+        }
+        let small = try session(server, document(seconds: 1))
+        try expect("connection", "POST a 61-frame session")
+        _ = try session(server, document(seconds: 1), id: "chosen-id")
+        try expect("connection", "PUT a 61-frame session")
+        XCTAssertEqual(try post(server, "/v1/sessions/\(small)/commands", #"{"command":"pause"}"#).status, 200)
+        try expect("connection", "pause")
+        let retargeted = try post(server, "/v1/sessions/\(small)/retarget", #"{"path":"x","to":-100}"#)
+        XCTAssertEqual(retargeted.status, 200, retargeted.text)
+        XCTAssertEqual(try retargeted.json()["retargets"]?[0]?["to"]?.double, -100)
+        try expect("connection", "retarget")
+        // 6001 frames: over the bound, compiled on the pool; one track, so its commands are not.
+        let long = try session(server, document(seconds: 100))
+        try expect("compute", "POST a 6001-frame session")
+        XCTAssertEqual(try post(server, "/v1/sessions/\(long)/commands", #"{"command":"seek","time":50}"#).status, 200)
+        try expect("connection", "seek")
+        // Problems: a PUT on a taken id and a bad speed are answered at once; a document
+        // problem is answered from the pool, as for streams.
+        try assertProblem(send(server, "PUT", "/v1/sessions/chosen-id", headers: [("Content-Type", "application/json")], body: Array(document(seconds: 1).utf8)), status: 409)
+        try expect("connection", "PUT on a taken id")
+        try assertProblem(post(server, "/v1/sessions?speed=0", document(seconds: 1)), status: 400)
+        try expect("connection", "speed=0")
+        try assertProblem(post(server, "/v1/sessions", #"{"fps":0,"motion":{"type":"tween","duration":1,"properties":[]}}"#), status: 422)
+        try expect("compute", "a document problem")
+        try assertProblem(post(server, "/v1/sessions/\(small)/commands", #"{"command":"jump"}"#), status: 400)
+        try expect("connection", "an unknown command")
+    }
+
+    /// The tracks of a session bound where its commands and retargets are answered.
+    func testCommandsOnASessionWithManyTracksGoToThePool() throws {
+        let server = try startServer(["--inline-max-samples", "2"])
+        let twoTracks = #"{"fps":1,"target":{"x":0,"y":0},"motion":{"type":"tween","duration":100,"properties":[{"path":"x","to":1},{"path":"y","to":1}]}}"#
+        let threeTracks = #"{"fps":1,"target":{"x":0,"y":0,"z":0},"motion":{"type":"tween","duration":100,"properties":[{"path":"x","to":1},{"path":"y","to":1},{"path":"z","to":1}]}}"#
+        let two = try session(server, twoTracks), three = try session(server, threeTracks)
+        XCTAssertEqual(try computations(server, "compute"), 2)  // 101 frames × 2 or 3 tracks > 2
+        for (id, thread) in [(two, "connection"), (three, "compute")] {
+            let before = try computations(server, thread)
+            XCTAssertEqual(try post(server, "/v1/sessions/\(id)/commands", #"{"command":"pause"}"#).status, 200)
+            let retargeted = try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":5}"#)
+            XCTAssertEqual(retargeted.status, 200, retargeted.text)
+            XCTAssertEqual(try computations(server, thread), before + 2, "\(id) on the \(thread) thread")
+        }
     }
 
     /// Whether the server's pacer thread raised its priority: its `listening` log line says
