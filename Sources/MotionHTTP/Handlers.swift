@@ -319,8 +319,7 @@ struct Handlers: Sendable {
 
     func command(_ request: HTTPRequest) -> HTTPResponse {
         guard let session = lookup(request) else { return notFound(request) }
-        if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
-        if let problem = Self.requireJSON(request) { return problem.response }
+        if let refusal = refuseChange(request, to: session) { return refusal }
         let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (SessionClock.Command, Double?)? in
             let name = reader.string("command", required: true)
             let time = reader.number("time")
@@ -355,8 +354,7 @@ struct Handlers: Sendable {
 
     func retarget(_ request: HTTPRequest) -> HTTPResponse {
         guard let session = lookup(request) else { return notFound(request) }
-        if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
-        if let problem = Self.requireJSON(request) { return problem.response }
+        if let refusal = refuseChange(request, to: session) { return refusal }
         let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (String, JSON, SpringParameters)? in
             let path = reader.string("path", required: true)
             let to = reader.value("to", required: true)
@@ -377,6 +375,14 @@ struct Handlers: Sendable {
             return Self.problem(error, pointer: "/path").response
         }
         return .json(200, session.stateDocument(atWall: wall))
+    }
+
+    /// What a command or retarget on `session` answers before its body is read:
+    /// `computeOnPool` on a connection thread when the session has more tracks than the inline
+    /// bound (`LiveSession.fitsInline`), 415 unless the body is JSON.
+    private func refuseChange(_ request: HTTPRequest, to session: LiveSession) -> HTTPResponse? {
+        if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
+        return Self.requireJSON(request)?.response
     }
 
     private func lookup(_ request: HTTPRequest) -> LiveSession? {
