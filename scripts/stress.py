@@ -804,6 +804,21 @@ def probe_unread_answers(binary, short):
         server.stop()
 
 
+def send_commands(server, session, bodies, count, what):
+    """`count` commands to `session`, cycling through `bodies`, on one keep-alive connection;
+    each must be answered 200."""
+    sock = connect(server, timeout=10)
+    try:
+        for index in range(count):
+            payload = bodies[index % len(bodies)]
+            sock.sendall((f"POST /v1/sessions/{session}/commands HTTP/1.1\r\nHost: x\r\n"
+                          f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n{payload}").encode())
+            status, _, answer = read_response(sock)
+            check(status == 200, f"{what}: command {index} answered {status} {answer[:120]!r}")
+    finally:
+        sock.close()
+
+
 def probe_command_flood(binary, short):
     """Thousands of commands to one watched session: the watcher's cost comes back to idle."""
     commands = 2100 if short else 5100  # a multiple of 3: the last one is a resume
@@ -839,17 +854,8 @@ def probe_command_flood(binary, short):
 
         time.sleep(0.5)
         idle = cpu_share(2)
-        bodies = ['{"command":"seek","time":1}', '{"command":"pause"}', '{"command":"resume"}']
-        sock = connect(server, timeout=10)
-        try:
-            for index in range(commands):  # on one keep-alive connection
-                payload = bodies[index % 3]
-                sock.sendall((f"POST /v1/sessions/{session}/commands HTTP/1.1\r\nHost: x\r\n"
-                              f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n{payload}").encode())
-                status, _, answer = read_response(sock)
-                check(status == 200, f"command flood: command {index} answered {status} {answer[:120]!r}")
-        finally:
-            sock.close()
+        send_commands(server, session, ['{"command":"seek","time":1}', '{"command":"pause"}', '{"command":"resume"}'],
+                      commands, "command flood")
         server.assert_alive("a command flood")
         after = cpu_share(2)
         frames_before = received[0]
@@ -864,6 +870,52 @@ def probe_command_flood(binary, short):
     finally:
         if watcher:
             watcher.close()
+        server.stop()
+
+
+def probe_stalled_watchers(binary, short):
+    """Watchers whose clients stop reading while commands keep coming: each is ended with
+    `"interrupted":"backlog"` once more than `--max-backlog-events` echoes wait for it,
+    rather than queued for without bound (before, every echo was kept, and trimming the
+    queue walked it from its start on every command)."""
+    watchers, bound, commands = (10, 200, 1200) if short else (50, 1024, 6000)
+    server = Server(binary, "--max-backlog-events", str(bound))
+    sockets = []
+    try:
+        # 2 KB frames 1,000 times a second (19 s: 1.9 M samples, within --max-samples): the
+        # watchers' sockets (the server's send buffers grow to a few MB) fill within seconds.
+        properties = ",".join('{"path":"p%d","from":0,"to":%d}' % (i, 100 + i) for i in range(100))
+        wide = '{"fps":1000,"motion":{"type":"tween","duration":19,"properties":[%s]}}' % properties
+        status, _, body, _ = post_json(server, "/v1/sessions?speed=1", wide)
+        check(status == 201, f"stalled watchers: creating the session answered {status}")
+        session = json.loads(body)["id"]
+        for _ in range(watchers):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(20)
+            sock.connect((HOST, server.port))
+            sock.sendall(f"GET /v1/sessions/{session}/frames HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            sockets.append(sock)
+        time.sleep(5)  # nobody reads: the sockets fill, and the watchers stall
+        rss_before = server.rss()
+        send_commands(server, session, ['{"command":"pause"}', '{"command":"resume"}'], commands, "stalled watchers")
+        server.assert_alive("commands to a session with stalled watchers")
+        grown = server.rss() - rss_before
+        # Now the clients read: each watcher's stream ends, its last line saying why.
+        ended, deadline = 0, time.monotonic() + 60
+        for sock in sockets:
+            data = b""
+            while b'"interrupted":"backlog"' not in data and time.monotonic() < deadline:
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    break
+                data = data[-8192:] + chunk
+            ended += b'"interrupted":"backlog"' in data
+        check(ended == watchers, f"stalled watchers: {ended} of {watchers} ended with \"interrupted\":\"backlog\"")
+        return {"watchers": watchers, "commands": commands, "rss_growth_mb": round(grown / 2**20, 1)}
+    finally:
+        for sock in sockets:
+            sock.close()
         server.stop()
 
 
@@ -882,6 +934,7 @@ PROBES = {
     "invented-methods": probe_invented_methods,
     "unread-answers": probe_unread_answers,
     "command-flood": probe_command_flood,
+    "stalled-watchers": probe_stalled_watchers,
 }
 
 

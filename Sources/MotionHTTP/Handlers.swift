@@ -280,7 +280,8 @@ struct Handlers: Sendable {
         // created at different times come due in the same pacer wake.
         let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now(), phases: configuration.pacerPhases)) / 1e9
         let make = { (id: String) in
-            LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames)
+            LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames,
+                        maxBacklogEvents: configuration.maxBacklogEvents, maxRetargets: configuration.maxRetargets)
         }
         let session: LiveSession
         switch chosen.map({ sessions.create(id: $0, make) }) ?? sessions.create(make).map(SessionRegistry.Creation.created) ?? .full {

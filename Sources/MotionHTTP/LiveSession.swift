@@ -20,6 +20,17 @@ final class LiveSession: @unchecked Sendable {
     private var unwatchedSince: Double?
     /// Most frames a watcher is sent at once; when more are due, the older ones are skipped.
     let maxBacklogFrames: Int
+    /// Most command echoes that wait for one watcher. A watcher that has not taken that many
+    /// (its client stopped reading while commands kept coming) is ended rather than queued
+    /// for without bound: it is sent an `end` line with `"interrupted":"backlog"` if it ever
+    /// reads again, and may watch again.
+    let maxBacklogEvents: Int
+    /// Most values a session's retargets may set in all (each number of a `to` counts one):
+    /// every retarget adds a segment to each track it redirects, kept for seeking back, and
+    /// an entry to the state document.
+    let maxRetargets: Int
+    /// Values set by retargets so far (`maxRetargets`).
+    private var retargetedValues = 0
     /// The last frame objects written (their JSON, without the line framing) by time: the
     /// watchers of a session cross the same grid times, so all but the first one to write a
     /// frame copy its bytes instead of sampling and encoding it again. A few entries, so
@@ -50,25 +61,39 @@ final class LiveSession: @unchecked Sendable {
         var queuedFrames = 0
         /// Frames dropped from `queued`, reported with the next write.
         var queuedDropped = 0
+        /// Command echoes in `queued` (at most `maxBacklogEvents`).
+        var queuedEvents = 0
+        /// Where in `queued` the oldest frames that may still be dropped are: every entry
+        /// before it is an echo or frames already dropped, so that dropping does not walk the
+        /// queue from its start on every command.
+        var framesHead = 0
+        /// More echoes were due than `maxBacklogEvents`: the watcher is ended (`queued` was
+        /// emptied and takes nothing more).
+        var overflowed = false
         /// Send a frame at the current time next (after joining, a seek or a retarget).
         var frameNow = true
     }
 
-    init(id: String, timeline: Timeline, speed: Double, wall: Double, maxBacklogFrames: Int) {
+    init(id: String, timeline: Timeline, speed: Double, wall: Double, maxBacklogFrames: Int, maxBacklogEvents: Int, maxRetargets: Int) {
         self.id = id
         self.timeline = timeline
         self.clock = SessionClock(start: timeline.window.start, end: timeline.window.end, speed: speed, wall: wall)
         self.maxBacklogFrames = maxBacklogFrames
+        self.maxBacklogEvents = maxBacklogEvents
+        self.maxRetargets = maxRetargets
         self.unwatchedSince = wall
     }
 
     var framesPath: String { "/v1/sessions/\(id)/frames" }
 
     /// Whether a command or retarget on this session is small enough for a connection thread
-    /// (`HTTPRequest.inlineSampleLimit`): its answer holds a value for every track, and a
-    /// retarget looks its values up among the tracks, so the tracks count as samples.
+    /// (`HTTPRequest.inlineSampleLimit`): its answer, the state document, holds a value for
+    /// every track and an entry for every retarget so far, and a retarget looks its values
+    /// up among the tracks, so tracks and retargets count as samples. (The state of a
+    /// session with 10,000 retargets, `--max-retargets`' default, is 475 KB and took about
+    /// 4.9 ms an answer in a release build; with none, under 0.3 ms.)
     func fitsInline(limit: Int) -> Bool {
-        lock.withLock { timeline.tracks.count <= limit }
+        lock.withLock { timeline.tracks.count + retargets.count <= limit }
     }
 
     // MARK: - State
@@ -197,9 +222,17 @@ final class LiveSession: @unchecked Sendable {
                 throw .conflict(SessionClock.Conflict(state: state, message: "the session's clock runs backwards; reverse it to run forward before retargeting"))
             }
             let time = clock.time(atWall: wall)
+            if retargetedValues >= maxRetargets {
+                throw .conflict(SessionClock.Conflict(state: state, message: retargetLimitMessage))
+            }
             catchUpWatchers(atWall: wall)
             do throws(RetargetError) {
                 let updated = try timeline.retargeting(path, to: value, at: time, spring: spring)
+                let values = Self.segmentCount(updated) - Self.segmentCount(timeline)
+                if retargetedValues + values > maxRetargets {
+                    throw RetargetError(kind: .conflict, message: retargetLimitMessage)
+                }
+                retargetedValues += values
                 clock.extend(to: updated.window.end)
                 timeline = updated
                 frameCache.removeAll()
@@ -222,6 +255,15 @@ final class LiveSession: @unchecked Sendable {
         toWake.forEach { $0.wake() }
     }
 
+    private var retargetLimitMessage: String {
+        "this session's retargets have set \(retargetedValues) of its \(maxRetargets) values (max-retargets); start a new session from its current values"
+    }
+
+    /// Segments of all the timeline's tracks: a retarget adds one to each track it redirects.
+    private static func segmentCount(_ timeline: Timeline) -> Int {
+        timeline.tracks.reduce(0) { $0 + $1.segments.count }
+    }
+
     private func locked<T>(_ body: () throws(CommandError) -> T) throws(CommandError) -> T {
         lock.lock()
         defer { lock.unlock() }
@@ -235,27 +277,35 @@ final class LiveSession: @unchecked Sendable {
     private func catchUpWatchers(atWall wall: Double) {
         clock.settle(atWall: wall)
         let now = clock.time(atWall: wall)
-        for key in watchers.keys {
-            guard var state = watchers[key], !state.frameNow, let last = state.lastTime, last != now else { continue }
-            let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
-            state.queuedDropped += skipped
-            if !due.isEmpty {
-                state.queued.append(.frames(due, from: last))
-                state.queuedFrames += due.count
-            }
-            state.lastTime = now
-            // Bound what waits: drop the oldest frames beyond one backlog.
-            var index = 0
-            while state.queuedFrames > maxBacklogFrames, index < state.queued.count {
-                if case .frames(let times, let from) = state.queued[index] {
-                    let drop = min(times.count, state.queuedFrames - maxBacklogFrames)
-                    state.queued[index] = .frames(Array(times.dropFirst(drop)), from: from)
-                    state.queuedFrames -= drop
-                    state.queuedDropped += drop
+        // In place (`values[index]`): a copy of a watcher's state would copy its queue on
+        // every append.
+        for index in watchers.values.indices {
+            catchUp(&watchers.values[index], to: now)
+        }
+    }
+
+    private func catchUp(_ state: inout WatcherState, to now: Double) {
+        guard !state.overflowed, !state.frameNow, let last = state.lastTime, last != now else { return }
+        let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
+        state.queuedDropped += skipped
+        if !due.isEmpty {
+            state.queued.append(.frames(due, from: last))
+            state.queuedFrames += due.count
+        }
+        state.lastTime = now
+        // Bound what waits: drop the oldest frames beyond one backlog.
+        while state.queuedFrames > maxBacklogFrames, state.framesHead < state.queued.count {
+            if case .frames(let times, let from) = state.queued[state.framesHead] {
+                let drop = min(times.count, state.queuedFrames - maxBacklogFrames)
+                state.queuedFrames -= drop
+                state.queuedDropped += drop
+                if drop < times.count {
+                    state.queued[state.framesHead] = .frames(Array(times.dropFirst(drop)), from: from)
+                    break
                 }
-                index += 1
+                state.queued[state.framesHead] = .frames([], from: from)
             }
-            watchers[key] = state
+            state.framesHead += 1
         }
     }
 
@@ -270,10 +320,23 @@ final class LiveSession: @unchecked Sendable {
         w.string(id)
         w.bytes.append(contentsOf: extra)
         w.raw("}")
-        for key in watchers.keys {
-            watchers[key]?.queued.append(.event(w.bytes))
-            if frameNow { watchers[key]?.frameNow = true }
+        for index in watchers.values.indices {
+            queue(event: w.bytes, frameNow: frameNow, on: &watchers.values[index])
         }
+    }
+
+    private func queue(event: [UInt8], frameNow: Bool, on state: inout WatcherState) {
+        guard !state.overflowed else { return }
+        if state.queuedEvents >= maxBacklogEvents {
+            state.overflowed = true
+            state.queued = []
+            state.queuedFrames = 0
+            state.framesHead = 0
+            return
+        }
+        state.queued.append(.event(event))
+        state.queuedEvents += 1
+        if frameNow { state.frameNow = true }
     }
 
     /// Ends the session now (DELETE, expiry): watchers finish with their `end` line.
@@ -318,6 +381,13 @@ final class LiveSession: @unchecked Sendable {
             clock.settle(atWall: wall)
             let now = clock.time(atWall: wall)
             var sent = 0, dropped = 0
+            if state.overflowed {
+                // Echoes were lost (`maxBacklogEvents`): the watcher is told so and ended,
+                // rather than going on as if it had seen every command.
+                writeEnd(state: deleted ? "deleted" : clock.state(atWall: wall).rawValue, time: now,
+                         interrupted: "backlog", format: format, into: &bytes)
+                return (true, 0, state.queuedDropped, nil, "backlog")
+            }
 
             for pending in state.queued {
                 switch pending {
@@ -334,6 +404,8 @@ final class LiveSession: @unchecked Sendable {
             state.queued.removeAll()
             state.queuedFrames = 0
             state.queuedDropped = 0
+            state.queuedEvents = 0
+            state.framesHead = 0
 
             if state.frameNow || state.lastTime == nil {
                 writeFrame(at: now, format: format, into: &bytes)
@@ -352,16 +424,8 @@ final class LiveSession: @unchecked Sendable {
             let clockState = clock.state(atWall: wall)
             let finished = clockState == .stopped || clockState == .completed
             if deleted || finished || draining {
-                var w = JSONWriter(capacity: 96)
-                w.raw("{\"end\":true,\"session\":")
-                w.string(id)
-                w.raw(",\"state\":")
-                w.string(deleted ? "deleted" : clockState.rawValue)
-                w.raw(",\"time\":")
-                w.number(now)
-                if draining && !deleted && !finished { w.raw(",\"interrupted\":\"shutdown\"") }
-                w.raw("}")
-                line(format, "end", w.bytes, into: &bytes)
+                writeEnd(state: deleted ? "deleted" : clockState.rawValue, time: now,
+                         interrupted: draining && !deleted && !finished ? "shutdown" : nil, format: format, into: &bytes)
                 let reason = deleted ? "session-deleted" : finished ? "session-\(clockState.rawValue)" : "shutdown"
                 return (true, sent, dropped, nil, reason)
             }
@@ -369,6 +433,25 @@ final class LiveSession: @unchecked Sendable {
             let nextWall = next.flatMap { clock.wall(atTime: $0) } ?? clock.completionWall
             return (false, sent, dropped, nextWall, nil)
         }
+    }
+
+    /// A watcher's last line: the session's state and clock time, and why it ended early.
+    private func writeEnd(state: String, time: Double, interrupted: StaticString?, format: FrameStreamEncoder.Format,
+                          into bytes: inout [UInt8]) {
+        var w = JSONWriter(capacity: 96)
+        w.raw("{\"end\":true,\"session\":")
+        w.string(id)
+        w.raw(",\"state\":")
+        w.string(state)
+        w.raw(",\"time\":")
+        w.number(time)
+        if let interrupted {
+            w.raw(",\"interrupted\":\"")
+            w.raw(interrupted)
+            w.raw("\"")
+        }
+        w.raw("}")
+        line(format, "end", w.bytes, into: &bytes)
     }
 
     /// Sample times strictly after `from` up to and including `to` (or down to, reversing),

@@ -46,6 +46,10 @@ struct ServerCommand: ParsableCommand {
     var sessionTtl: Double?
     @Option(help: "Most frames sent at once to a session watcher that fell behind (env MOTION_MAX_BACKLOG_FRAMES; default 120).")
     var maxBacklogFrames: Int?
+    @Option(help: "Most session events waiting for one watcher; a watcher further behind is ended with \"interrupted\":\"backlog\" (env MOTION_MAX_BACKLOG_EVENTS; default 1024).")
+    var maxBacklogEvents: Int?
+    @Option(help: "Most values one session's retargets may set, each number of a 'to' counting one; 409 beyond (env MOTION_MAX_RETARGETS; default 10000).")
+    var maxRetargets: Int?
     @Option(help: "Simultaneous connections (env MOTION_MAX_CONNECTIONS; default 10000).")
     var maxConnections: UInt32?
     @Option(help: "Idle seconds before a connection is closed (env MOTION_CONNECTION_TIMEOUT; default 30).")
@@ -64,7 +68,7 @@ struct ServerCommand: ParsableCommand {
     var maxQueuedComputations: Int?
     @Option(help: "Largest POST/PUT body computed at once on the connection thread rather than on a compute thread, 0 for never (env MOTION_INLINE_MAX_BODY_BYTES; default 1024).")
     var inlineMaxBodyBytes: Int?
-    @Option(help: "Largest frames × tracks of a /v1/timelines answer, a stream or a session computed on the connection thread, and most tracks of a session whose commands are (env MOTION_INLINE_MAX_SAMPLES; default 2048).")
+    @Option(help: "Largest frames × tracks of a /v1/timelines answer, a stream or a session computed on the connection thread, and most tracks plus retargets of a session whose commands are (env MOTION_INLINE_MAX_SAMPLES; default 2048).")
     var inlineMaxSamples: Int?
     @Option(help: "Per-connection memory for the request head and buffers, bytes, 4096…1048576; a larger head is refused with 431 (env MOTION_CONNECTION_MEMORY; default 16384).")
     var connectionMemory: Int?
@@ -101,6 +105,8 @@ struct ServerCommand: ParsableCommand {
         if config.maxWatchers < 1 { throw ValidationError("--max-watchers must be positive") }
         if !(config.sessionTTL > 0) { throw ValidationError("--session-ttl must be positive") }
         if config.maxBacklogFrames < 1 { throw ValidationError("--max-backlog-frames must be positive") }
+        if config.maxBacklogEvents < 1 { throw ValidationError("--max-backlog-events must be positive") }
+        if config.maxRetargets < 0 { throw ValidationError("--max-retargets must not be negative") }
         if !(0...3600).contains(config.headerTimeout) { throw ValidationError("--header-timeout must be 0…3600") }
         if !ServerConfiguration.tcpKeepaliveRange.contains(config.tcpKeepalive) { throw ValidationError("--tcp-keepalive must be 0…32767") }
         if config.minBodyRate < 0 { throw ValidationError("--min-body-rate must not be negative") }
@@ -175,6 +181,8 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxWatchers, "MOTION_MAX_WATCHERS") { config.maxWatchers = v }
         if let v: Double = try value(sessionTtl, "MOTION_SESSION_TTL") { config.sessionTTL = v }
         if let v: Int = try value(maxBacklogFrames, "MOTION_MAX_BACKLOG_FRAMES") { config.maxBacklogFrames = v }
+        if let v: Int = try value(maxBacklogEvents, "MOTION_MAX_BACKLOG_EVENTS") { config.maxBacklogEvents = v }
+        if let v: Int = try value(maxRetargets, "MOTION_MAX_RETARGETS") { config.maxRetargets = v }
         if let v: UInt32 = try value(maxConnections, "MOTION_MAX_CONNECTIONS") { config.maxConnections = v }
         if let v: UInt32 = try value(connectionTimeout, "MOTION_CONNECTION_TIMEOUT") { config.connectionTimeout = v }
         if let v: UInt32 = try value(tcpKeepalive, "MOTION_TCP_KEEPALIVE") { config.tcpKeepalive = v }

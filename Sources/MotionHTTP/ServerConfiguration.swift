@@ -81,6 +81,13 @@ struct ServerConfiguration: Sendable {
     /// Most frames a session watcher is sent at once; a reader further behind skips the
     /// older frames (counted in `motion_frames_dropped_total`).
     var maxBacklogFrames = 120
+    /// Most command echoes waiting for one session watcher; a watcher further behind (its
+    /// client stopped reading while commands kept coming) is ended with
+    /// `"interrupted":"backlog"`.
+    var maxBacklogEvents = 1_024
+    /// Most values one session's retargets may set (each number of a `to` counts one); 409
+    /// beyond.
+    var maxRetargets = 10_000
     /// Seconds SIGTERM waits for open streams to finish before stopping.
     var drainTimeout = 10.0
     /// `--cors-origin`: origins allowed to call from a browser page elsewhere (nil: none).

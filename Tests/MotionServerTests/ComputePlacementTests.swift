@@ -144,6 +144,11 @@ final class ComputePlacementTests: ServerTestCase {
             XCTAssertEqual(retargeted.status, 200, retargeted.text)
             XCTAssertEqual(try computations(server, thread), before + 2, "\(id) on the \(thread) thread")
         }
+        // The state every answer holds lists the retargets too: two tracks and one retarget
+        // pass the bound of 2.
+        let before = try computations(server, "compute")
+        XCTAssertEqual(try post(server, "/v1/sessions/\(two)/commands", #"{"command":"resume"}"#).status, 200)
+        XCTAssertEqual(try computations(server, "compute"), before + 1, "after a retarget, on the compute pool")
     }
 
     /// Whether the server's pacer thread raised its priority: its `listening` log line says

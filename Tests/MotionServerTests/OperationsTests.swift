@@ -252,6 +252,8 @@ final class ConfigurationErrorTests: XCTestCase {
         try assertOneLineError(["--log-file", "/nonexistent-directory/motion.log"], mentions: "/nonexistent-directory/motion.log")
         try assertOneLineError(["--no-such-flag"], mentions: "--no-such-flag")
         try assertOneLineError(["--tcp-keepalive", "40000"], mentions: "--tcp-keepalive")
+        try assertOneLineError(["--max-backlog-events", "0"], mentions: "--max-backlog-events")
+        try assertOneLineError([], environment: ["MOTION_MAX_RETARGETS": "-1"], mentions: "--max-retargets")
     }
 
     func testPortInUseExitsNonZero() throws {

@@ -233,6 +233,19 @@ final class SessionEndpointTests: ServerTestCase {
         try assertProblem(post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"position.x","to":1,"extra":2}"#), status: 400)
     }
 
+    func testRetargetsPastTheSessionsLimitAreRefusedWith409() throws {
+        let server = try startServer(["--max-retargets", "2"])
+        let (id, _) = try createSession(server, linear())
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":-10}"#).status, 200)
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":-20}"#).status, 200)
+        let refused = try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":-30}"#), status: 409)
+        XCTAssertTrue(refused["detail"]?.string?.contains("max-retargets") ?? false, "\(refused)")
+        XCTAssertEqual(refused["state"]?.string, "running")
+        let state = try get(server, "/v1/sessions/\(id)").json()
+        XCTAssertEqual(state["retargets"]?.array?.count, 2)
+        XCTAssertEqual(try command(server, id, #"{"command":"pause"}"#).status, 200, "other commands go on")
+    }
+
     func testCommandBodyErrors() throws {
         let server = try startServer()
         let (id, _) = try createSession(server, linear())
