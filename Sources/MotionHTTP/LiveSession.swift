@@ -45,15 +45,18 @@ final class LiveSession: @unchecked Sendable {
     enum Pending {
         /// A session event line's payload.
         case event([UInt8])
-        /// Grid frames at these times, crossed after `from` before a command changed the clock
-        /// (each carries the timeline events since the one before it).
-        case frames([Double], from: Double)
+        /// Grid frames at these times, crossed as the clock went from `from` to `to`, before a
+        /// command changed it (`writeSpan`).
+        case frames([Double], from: Double, to: Double)
     }
 
     /// What one watcher has been sent.
     struct WatcherState {
         /// Virtual time of the last frame sent, nil before the first.
         var lastTime: Double?
+        /// The clock time after which the timeline's events are owed: they go out with the
+        /// next frame sent moving forward (`writeSpan`).
+        var eventsAfter = 0.0
         /// What waits to be written before anything newer, in order: the frames a watcher had
         /// not been sent yet when a command changed the clock, and the command's echo.
         var queued: [Pending] = []
@@ -124,50 +127,51 @@ final class LiveSession: @unchecked Sendable {
 
     /// The state document: id, state, time, speed, duration, frames, values, retargets.
     func stateDocument(atWall wall: Double) -> [UInt8] {
-        lock.withLock {
+        // What the document shows is taken under the lock and written after it: the
+        // timeline and the retargets are copied by reference, and the state of a session with
+        // thousands of tracks or retargets takes milliseconds to write (10,000 retargets:
+        // 475 KB, about 4.9 ms), while the pacer takes this lock to write the frames of the
+        // session's watchers.
+        let (state, time, speed, timeline, watchers, retargets) = lock.withLock {
             clock.settle(atWall: wall)
-            let time = clock.time(atWall: wall)
-            var w = JSONWriter(capacity: 256 + timeline.tracks.count * 32)
-            w.raw("{\"id\":")
-            w.string(id)
-            w.raw(",\"state\":")
-            w.string(clock.state(atWall: wall).rawValue)
-            w.raw(",\"time\":")
-            w.number(time)
-            w.raw(",\"speed\":")
-            w.number(clock.speed)
-            w.raw(",\"duration\":")
-            if let duration = timeline.duration { w.number(duration) } else { w.raw("null") }
-            w.raw(",\"window\":{\"start\":")
-            w.number(timeline.window.start)
-            w.raw(",\"end\":")
-            w.number(timeline.window.end)
-            w.raw("},\"frames\":")
-            w.string(framesPath)
-            w.raw(",\"watchers\":")
-            w.integer(streams.count)
-            w.raw(",\"values\":")
-            writeValues(at: time, into: &w)
-            w.raw(",\"retargets\":[")
-            for (index, retarget) in retargets.enumerated() {
-                if index > 0 { w.byte(UInt8(ascii: ",")) }
-                w.raw("{\"path\":")
-                w.string(retarget.path)
-                w.raw(",\"to\":")
-                w.value(retarget.to)
-                w.raw(",\"time\":")
-                w.number(retarget.time)
-                w.raw("}")
-            }
-            w.raw("]}")
-            return w.bytes
+            return (clock.state(atWall: wall), clock.time(atWall: wall), clock.speed, self.timeline, streams.count, self.retargets)
         }
-    }
-
-    private func writeValues(at time: Double, into w: inout JSONWriter) {
+        var w = JSONWriter(capacity: 256 + timeline.tracks.count * 32)
+        w.raw("{\"id\":")
+        w.string(id)
+        w.raw(",\"state\":")
+        w.string(state.rawValue)
+        w.raw(",\"time\":")
+        w.number(time)
+        w.raw(",\"speed\":")
+        w.number(speed)
+        w.raw(",\"duration\":")
+        if let duration = timeline.duration { w.number(duration) } else { w.raw("null") }
+        w.raw(",\"window\":{\"start\":")
+        w.number(timeline.window.start)
+        w.raw(",\"end\":")
+        w.number(timeline.window.end)
+        w.raw("},\"frames\":")
+        w.string(framesPath)
+        w.raw(",\"watchers\":")
+        w.integer(watchers)
+        w.raw(",\"values\":")
         var values: [Double] = []
         timeline.sample(at: time, into: &values)
         TimelineEncoder.writeTrackValues(timeline, values, into: &w)
+        w.raw(",\"retargets\":[")
+        for (index, retarget) in retargets.enumerated() {
+            if index > 0 { w.byte(UInt8(ascii: ",")) }
+            w.raw("{\"path\":")
+            w.string(retarget.path)
+            w.raw(",\"to\":")
+            w.value(retarget.to)
+            w.raw(",\"time\":")
+            w.number(retarget.time)
+            w.raw("}")
+        }
+        w.raw("]}")
+        return w.bytes
     }
 
     /// Seconds the session has gone unwatched at `wall` (0 while watched).
@@ -222,17 +226,15 @@ final class LiveSession: @unchecked Sendable {
                 throw .conflict(SessionClock.Conflict(state: state, message: "the session's clock runs backwards; reverse it to run forward before retargeting"))
             }
             let time = clock.time(atWall: wall)
-            if retargetedValues >= maxRetargets {
-                throw .conflict(SessionClock.Conflict(state: state, message: retargetLimitMessage))
-            }
-            catchUpWatchers(atWall: wall)
             do throws(RetargetError) {
-                let updated = try timeline.retargeting(path, to: value, at: time, spring: spring)
-                let values = Self.segmentCount(updated) - Self.segmentCount(timeline)
-                if retargetedValues + values > maxRetargets {
+                // The value is checked and counted before anything is computed.
+                let targets = try timeline.retargetTargets(path, to: value)
+                if retargetedValues + targets.count > maxRetargets {
                     throw RetargetError(kind: .conflict, message: retargetLimitMessage)
                 }
-                retargetedValues += values
+                let updated = try timeline.retargeting(targets, at: time, spring: spring)
+                catchUpWatchers(atWall: wall)
+                retargetedValues += targets.count
                 clock.extend(to: updated.window.end)
                 timeline = updated
                 frameCache.removeAll()
@@ -259,11 +261,6 @@ final class LiveSession: @unchecked Sendable {
         "this session's retargets have set \(retargetedValues) of its \(maxRetargets) values (max-retargets); start a new session from its current values"
     }
 
-    /// Segments of all the timeline's tracks: a retarget adds one to each track it redirects.
-    private static func segmentCount(_ timeline: Timeline) -> Int {
-        timeline.tracks.reduce(0) { $0 + $1.segments.count }
-    }
-
     private func locked<T>(_ body: () throws(CommandError) -> T) throws(CommandError) -> T {
         lock.lock()
         defer { lock.unlock() }
@@ -273,7 +270,11 @@ final class LiveSession: @unchecked Sendable {
     /// Before a command changes the clock: queues, for every watcher, the grid frames it has
     /// crossed and not yet been sent, so that they come before the command's echo (a watcher
     /// woken late would otherwise get the echo first and those frames after it). Called with
-    /// the lock held.
+    /// the lock held, only once a command is sure to be applied: each catch-up is then
+    /// followed by an echo, so the entries it adds are bounded with the echoes
+    /// (`maxBacklogEvents`). (A refused retarget once caught up first, and a stream of them
+    /// added an entry each, without end, to a watcher that did not read. A command refused
+    /// by a stopped or completed clock still catches up, but that clock no longer moves.)
     private func catchUpWatchers(atWall wall: Double) {
         clock.settle(atWall: wall)
         let now = clock.time(atWall: wall)
@@ -289,21 +290,21 @@ final class LiveSession: @unchecked Sendable {
         let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
         state.queuedDropped += skipped
         if !due.isEmpty {
-            state.queued.append(.frames(due, from: last))
+            state.queued.append(.frames(due, from: last, to: now))
             state.queuedFrames += due.count
         }
         state.lastTime = now
         // Bound what waits: drop the oldest frames beyond one backlog.
         while state.queuedFrames > maxBacklogFrames, state.framesHead < state.queued.count {
-            if case .frames(let times, let from) = state.queued[state.framesHead] {
+            if case .frames(let times, let from, let to) = state.queued[state.framesHead] {
                 let drop = min(times.count, state.queuedFrames - maxBacklogFrames)
                 state.queuedFrames -= drop
                 state.queuedDropped += drop
                 if drop < times.count {
-                    state.queued[state.framesHead] = .frames(Array(times.dropFirst(drop)), from: from)
+                    state.queued[state.framesHead] = .frames(Array(times.dropFirst(drop)), from: from, to: to)
                     break
                 }
-                state.queued[state.framesHead] = .frames([], from: from)
+                state.queued[state.framesHead] = .frames([], from: from, to: to)
             }
             state.framesHead += 1
         }
@@ -361,6 +362,11 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
+    /// What waits for `watcher` (for tests): entries in its queue, and the echoes among them.
+    func queued(for watcher: SessionWatcher) -> (entries: Int, events: Int)? {
+        lock.withLock { watchers[ObjectIdentifier(watcher)].map { ($0.queued.count, $0.queuedEvents) } }
+    }
+
     func removeWatcher(_ watcher: SessionWatcher) {
         lock.withLock {
             let key = ObjectIdentifier(watcher)
@@ -393,8 +399,8 @@ final class LiveSession: @unchecked Sendable {
                 switch pending {
                 case .event(let event):
                     line(format, "session", event, into: &bytes)
-                case .frames(let times, let from):
-                    writeFrames(times, after: from, format: format, into: &bytes)
+                case .frames(let times, let from, let to):
+                    writeSpan(times, from: from, to: to, state: &state, format: format, into: &bytes)
                     sent += times.count
                 }
             }
@@ -412,11 +418,12 @@ final class LiveSession: @unchecked Sendable {
                 sent += 1
                 state.frameNow = false
                 state.lastTime = now
+                state.eventsAfter = now
             } else if let last = state.lastTime, last != now {
                 // Grid samples crossed since the last frame, in the direction of travel.
                 let (due, skipped) = gridTimes(from: last, to: now, limit: budget)
                 dropped += skipped
-                writeFrames(due, after: last, format: format, into: &bytes)
+                writeSpan(due, from: last, to: now, state: &state, format: format, into: &bytes)
                 sent += due.count
                 state.lastTime = now
             }
@@ -500,14 +507,25 @@ final class LiveSession: @unchecked Sendable {
         return max(start, start + Double(k) / fps)
     }
 
-    /// Frames at `times`, crossed after `from`; each carries the timeline events since the
-    /// frame before it (not since `from`, which would repeat earlier frames' events).
-    private func writeFrames(_ times: [Double], after from: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
-        var previous = from
+    /// Frames at `times`, crossed as the clock went from `from` to `to`. Moving forward,
+    /// each carries the timeline events since the last frame this watcher was sent moving
+    /// forward (`eventsAfter`), each event once: one that falls between a frame and the
+    /// clock time of a read or a command goes out with the next frame (before, it was lost:
+    /// the next frame carried only the events after that clock time). Moving back, frames
+    /// carry no events, and those after `to` are owed again.
+    private func writeSpan(_ times: [Double], from: Double, to: Double, state: inout WatcherState,
+                           format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
+        guard to > from else {
+            for t in times { writeFrame(at: t, format: format, into: &bytes) }
+            state.eventsAfter = to
+            return
+        }
         for t in times {
             writeFrame(at: t, format: format, into: &bytes)
-            if t > previous { writeEvents(after: previous, through: t, format: format, into: &bytes) }
-            previous = t
+            if t > state.eventsAfter {
+                writeEvents(after: state.eventsAfter, through: t, format: format, into: &bytes)
+                state.eventsAfter = t
+            }
         }
     }
 
@@ -547,13 +565,38 @@ final class LiveSession: @unchecked Sendable {
         frameCacheNext = (slot + 1) % Self.frameCacheSize
     }
 
-    /// The timeline's own events in (after, through], moving forward.
+    /// The timeline's own events in (after, through], moving forward. Found by bisection
+    /// rather than a walk of every event on every frame (a session may hold 100,000
+    /// events, and this runs for each watcher's every frame, on the pacer thread).
     private func writeEvents(after: Double, through: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
-        for event in timeline.events where event.time > after + timeEpsilon && event.time <= through + timeEpsilon {
-            var w = JSONWriter(capacity: 96)
-            TimelineEncoder.writeEvent(event, frame: timeline.frameIndex(at: event.time), streamForm: true, into: &w)
-            line(format, "motion", w.bytes, into: &bytes)
+        let events = timeline.events
+        var index = Self.firstEvent(in: events, laterThan: after - timeEpsilon)
+        while index < events.count {
+            let event = events[index]
+            // In time order up to `timeEpsilon` (the events of one instant are in cause
+            // order), so nothing after this one can be due.
+            if event.time > through + 2 * timeEpsilon { break }
+            if event.time > after + timeEpsilon && event.time <= through + timeEpsilon {
+                var w = JSONWriter(capacity: 96)
+                TimelineEncoder.writeEvent(event, frame: timeline.frameIndex(at: event.time), streamForm: true, into: &w)
+                line(format, "motion", w.bytes, into: &bytes)
+            }
+            index += 1
         }
+    }
+
+    /// Bisection for the first event later than `time`, in events sorted by time up to
+    /// `timeEpsilon` (`EventOrder`: within one instant they are in cause order, and a time
+    /// may step back by less than `timeEpsilon`). Every event before the index returned is
+    /// earlier than `time + timeEpsilon`: the last step that moved `low` found one at or
+    /// before `time`, and no earlier event is more than `timeEpsilon` later than it.
+    static func firstEvent(in events: [TimelineEvent], laterThan time: Double) -> Int {
+        var low = 0, high = events.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if events[middle].time > time { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     private func line(_ format: FrameStreamEncoder.Format, _ event: StaticString, _ json: [UInt8], into bytes: inout [UInt8]) {

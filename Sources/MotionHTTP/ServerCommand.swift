@@ -46,7 +46,7 @@ struct ServerCommand: ParsableCommand {
     var sessionTtl: Double?
     @Option(help: "Most frames sent at once to a session watcher that fell behind (env MOTION_MAX_BACKLOG_FRAMES; default 120).")
     var maxBacklogFrames: Int?
-    @Option(help: "Most session events waiting for one watcher; a watcher further behind is ended with \"interrupted\":\"backlog\" (env MOTION_MAX_BACKLOG_EVENTS; default 1024).")
+    @Option(help: "Most command echoes (session events) waiting for one watcher; a watcher further behind is ended with \"interrupted\":\"backlog\" (env MOTION_MAX_BACKLOG_EVENTS; default 1024).")
     var maxBacklogEvents: Int?
     @Option(help: "Most values one session's retargets may set, each number of a 'to' counting one; 409 beyond (env MOTION_MAX_RETARGETS; default 10000).")
     var maxRetargets: Int?

@@ -117,4 +117,29 @@ final class RetargetTests: XCTestCase {
             XCTAssertEqual((error as? RetargetError)?.kind, .invalid)
         }
     }
+
+    /// A `to` holds numbers only, each for a track once: anything else in it would be neither
+    /// redirected nor refused, yet kept in the session's state and echoed to its watchers.
+    func testTargetsHoldNumbersOnlyEachTrackOnce() throws {
+        let timeline = try compile(#"{"fps":60,"target":{"frame":{"x":0,"y":0,"a":{"b":0}}},"motion":{"type":"spring","response":0.5,"dampingRatio":1,"properties":[{"path":"frame","to":{"x":10,"y":20,"a":{"b":1}}}]}}"#)
+        let padded = JSON.object(JSONObject([("x", .number(1)), ("pad", .string(String(repeating: "p", count: 1000)))]))
+        XCTAssertThrowsError(try timeline.retargeting("frame", to: padded, at: 0.1)) { error in
+            let error = error as? RetargetError
+            XCTAssertEqual(error?.kind, .invalid)
+            XCTAssertEqual(error?.field, "to")
+            XCTAssertEqual(error?.message, "'to' must hold numbers only; 'frame.pad' is a string")
+        }
+        let nulls = JSON.array([.number(1), .null])
+        XCTAssertThrowsError(try timeline.retargeting("frame", to: .object(JSONObject([("x", nulls)])), at: 0.1)) { error in
+            XCTAssertEqual((error as? RetargetError)?.message, "'to' must hold numbers only; 'frame.x.1' is null")
+        }
+        // `a.b` and `a: {b}` name the same track.
+        let twice = JSON.object(JSONObject([("a.b", .number(1)), ("a", .object(JSONObject([("b", .number(2))])))]))
+        XCTAssertThrowsError(try timeline.retargeting("frame", to: twice, at: 0.1)) { error in
+            XCTAssertEqual((error as? RetargetError)?.message, "'to' sets 'frame.a.b' more than once")
+        }
+        let targets = try timeline.retargetTargets("frame", to: .object(JSONObject([("y", .number(5)), ("a", .object(JSONObject([("b", .number(6))])))])))
+        XCTAssertEqual(targets.map { timeline.tracks[$0.track].path }, ["frame.y", "frame.a.b"])
+        XCTAssertEqual(targets.map(\.target), [5, 6])
+    }
 }

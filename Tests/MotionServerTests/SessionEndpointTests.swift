@@ -231,6 +231,11 @@ final class SessionEndpointTests: ServerTestCase {
         try assertProblem(unknown, status: 422)
         try assertProblem(post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"position.x"}"#), status: 400)
         try assertProblem(post(server, "/v1/sessions/\(pathID)/retarget", #"{"path":"position.x","to":1,"extra":2}"#), status: 400)
+        // Only numbers in a `to`: padding would be kept in the state and echoed to watchers.
+        let (id, _) = try createSession(server, #"{"fps":30,"target":{"p":{"x":0}},"motion":{"type":"tween","duration":5,"properties":[{"path":"p","to":{"x":1}}]}}"#)
+        let padded = try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"p","to":{"x":2,"pad":"xxxxxxxx"}}"#), status: 422)
+        XCTAssertEqual(padded["errors"]?[0]?["pointer"]?.string, "/to", "\(padded)")
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["retargets"]?.array?.count, 0)
     }
 
     func testRetargetsPastTheSessionsLimitAreRefusedWith409() throws {

@@ -1,3 +1,4 @@
+import Foundation
 @testable import MotionEngine
 @testable import MotionHTTP
 import XCTest
@@ -122,5 +123,114 @@ final class SessionOrderingTests: XCTestCase {
         XCTAssertThrowsError(try session.retarget(path: "x", to: .number(4), spring: spring, atWall: 0.9))
         let state = String(decoding: session.stateDocument(atWall: 1), as: UTF8.self)
         XCTAssertEqual(state.components(separatedBy: #"{"path":"#).count - 1, 3, state)
+    }
+
+    /// A refused retarget queues nothing for a watcher that is not reading: before, each one
+    /// caught the watchers up first, so a stream of them grew the queue without end.
+    func testRefusedRetargetsQueueNothing() throws {
+        let session = try session()
+        let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+        _ = lines(session, watcher, atWall: 0)
+        let spring = Timeline.defaultRetargetSpring
+        for k in 1...500 {
+            XCTAssertThrowsError(try session.retarget(path: "nope", to: .number(1), spring: spring, atWall: Double(k) * 0.01))
+        }
+        XCTAssertEqual(session.queued(for: watcher)?.entries, 0)
+        try session.apply(.pause, time: nil, atWall: 5.05)
+        XCTAssertEqual(session.queued(for: watcher)?.entries, 2, "the frames crossed, then the echo")
+        let written = produce(session, watcher, atWall: 6)
+        XCTAssertEqual(written.lines.count, 51, "frames 0.1 … 5.0 and the echo")
+        XCTAssertTrue(written.lines.last?.contains(#""event":"paused""#) ?? false)
+    }
+
+    /// However many commands come while a watcher does not read, what waits for it stays
+    /// within one entry of frames per echo and `maxBacklogEvents` echoes.
+    func testAStalledWatchersQueueStaysBounded() throws {
+        let session = try session(maxBacklogFrames: 5, maxBacklogEvents: 64)
+        let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+        _ = lines(session, watcher, atWall: 0)
+        var most = 0
+        for k in 1...64 {
+            try session.apply(k % 2 == 1 ? .pause : .resume, time: nil, atWall: Double(k) * 0.13)
+            most = max(most, session.queued(for: watcher)?.entries ?? .max)
+        }
+        XCTAssertLessThanOrEqual(most, 2 * 64)
+        XCTAssertEqual(session.queued(for: watcher)?.events, 64)
+        try session.apply(.pause, time: nil, atWall: 9)
+        XCTAssertEqual(session.queued(for: watcher)?.entries, 0, "ended: nothing more is kept")
+    }
+
+    /// A watcher reading a session with many events, several at each instant, gets each
+    /// event after it joined exactly once, in the order of the `/v1/timelines` answer,
+    /// however its reads fall between frames. (Before, an event between a frame and the
+    /// clock time of the read that wrote it was lost: here, with reads every 0.03 s, those
+    /// at 0.25, 0.75, … .) The events at the instant it joins (the `started` ones at 0) came
+    /// before it.
+    func testWatchersGetEveryEventOnceInOrder() throws {
+        let document = #"{"fps":10,"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":0.25,"repeat":19,"properties":[{"path":"x","to":1}]},{"type":"tween","duration":0.5,"repeat":9,"properties":[{"path":"y","to":1}]}]}}"#
+        let timeline = try TimelineCompiler(limits: .default).compile(Array(document.utf8))
+        XCTAssertEqual(timeline.events.count, 34)
+        let expected = timeline.events.filter { $0.time > 0 }.map { "\($0.kind)@" + String(format: "%.6f", $0.time) }
+        XCTAssertEqual(expected.count, 31)
+        for step in [0.03, 0.1, 0.37, 1.1] {
+            let session = try session(document: document)
+            let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+            XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+            var seen: [String] = []
+            var wall = 0.0, ended = false
+            while !ended, wall < 10 {
+                let read = produce(session, watcher, atWall: wall)
+                ended = read.ended
+                for line in read.lines where line.contains(#""motion":"#) {
+                    let event = try XCTUnwrap(line.range(of: #""event":""#).map { line[$0.upperBound...].prefix { $0 != "\"" } })
+                    let time = try XCTUnwrap(line.range(of: #""time":"#).map { line[$0.upperBound...].prefix { $0 != "," && $0 != "}" } })
+                    seen.append("\(event)@" + String(format: "%.6f", try XCTUnwrap(Double(String(time)))))
+                }
+                wall += step
+            }
+            XCTAssertTrue(ended, "step \(step)")
+            XCTAssertEqual(seen, expected, "step \(step)")
+        }
+    }
+
+    /// The bisection for a frame's first event, with the events of one instant a little out
+    /// of time order (less than `timeEpsilon`), as `EventOrder` may leave them.
+    func testFirstEventBisection() {
+        let times = [0.0, 0.5, 0.5 + timeEpsilon / 2, 0.5, 0.5 + timeEpsilon / 4, 1.0, 2.0]
+        let events = times.map { TimelineEvent(time: $0, kind: .started, motion: "/motion") }
+        for probe in [-1.0, 0.0, 0.25, 0.5 - timeEpsilon, 0.5, 0.5 + timeEpsilon, 0.75, 1.0, 1.5, 2.0, 3.0] {
+            let index = LiveSession.firstEvent(in: events, laterThan: probe)
+            XCTAssertTrue(events[..<index].allSatisfy { $0.time < probe + timeEpsilon }, "\(probe): \(index)")
+            XCTAssertTrue(events[index...].contains { $0.time > probe } || index == events.count, "\(probe): \(index)")
+            if let first = events.firstIndex(where: { $0.time > probe + timeEpsilon }) {
+                XCTAssertLessThanOrEqual(index, first, "\(probe)")
+            }
+        }
+    }
+
+    /// Events crossed forward go out once; the clock running back over them sends none, and
+    /// running forward over them again sends them again.
+    func testEventsAfterReversals() throws {
+        let document = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":0.25,"repeat":3,"properties":[{"path":"x","to":1}]}}"#
+        let session = try session(document: document)
+        let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+        var seen: [String] = []
+        func read(_ wall: Double) {
+            for line in produce(session, watcher, atWall: wall).lines where line.contains(#""event":"#) {
+                let event = line.range(of: #""event":""#).map { String(line[$0.upperBound...].prefix { $0 != "\"" }) } ?? "?"
+                let time = line.range(of: #""time":"#).map { String(line[$0.upperBound...].prefix { $0 != "," && $0 != "}" }) } ?? "?"
+                seen.append("\(event)@\(time)")
+            }
+        }
+        for wall in stride(from: 0.0, through: 0.6, by: 0.05) { read(wall) }
+        try session.apply(.reverse, time: nil, atWall: 0.625)   // clock 0.625, running back
+        for wall in stride(from: 0.65, through: 1.1, by: 0.05) { read(wall) }
+        try session.apply(.reverse, time: nil, atWall: 1.125)   // clock 0.125, forward again
+        for wall in stride(from: 1.15, through: 2.2, by: 0.05) { read(wall) }
+        XCTAssertEqual(seen, ["repeated@0.25", "repeated@0.5", "reversed@0.625", "reversed@0.125",
+                              "repeated@0.25", "repeated@0.5", "repeated@0.75", "completed@1"])
     }
 }

@@ -30,17 +30,46 @@ extension Timeline {
     /// motions, and additive tracks, cannot. The window grows if the spring rests after it.
     public func retargeting(_ path: String, to value: JSON, at t: Double,
                             spring parameters: SpringParameters = Timeline.defaultRetargetSpring) throws(RetargetError) -> Timeline {
+        try retargeting(retargetTargets(path, to: value), at: t, spring: parameters)
+    }
+
+    /// The tracks a retarget of `path` toward `value` redirects (indexes into `tracks`),
+    /// each with its target: checked before anything is computed, so that a caller can
+    /// count them against a limit first. `value` holds numbers only (or is a colour), each
+    /// for an animated track, no track twice, each within ±1e15.
+    public func retargetTargets(_ path: String, to value: JSON) throws(RetargetError) -> [(track: Int, target: Double)] {
         let leaves = try retargetLeaves(path, value)
         if let (leaf, target) = leaves.first(where: { abs($0.1) > ObjectReader.maximumMagnitude }) {
             throw RetargetError(kind: .invalid, message: "the target for '\(leaf)' (\(format(target))) is outside ±1e15")
         }
-        var updated = tracks
-        var kernels: [(index: Int, kernel: SpringKernel)] = []
+        // One lookup table rather than a search of every track for every leaf: a `to` with
+        // thousands of numbers would otherwise cost leaves × tracks comparisons.
+        var trackIndex: [String: Int] = [:]
+        trackIndex.reserveCapacity(tracks.count)
+        for (index, track) in tracks.enumerated() { trackIndex[track.path] = index }
+        var targets: [(track: Int, target: Double)] = []
+        targets.reserveCapacity(leaves.count)
+        var seen = Set<Int>()
         for (trackPath, target) in leaves {
-            guard let index = tracks.firstIndex(where: { $0.path == trackPath }) else {
+            guard let index = trackIndex[trackPath] else {
                 throw RetargetError(kind: .invalid, message: "'\(trackPath)' is not animated in this session", field: "path")
             }
+            guard seen.insert(index).inserted else {
+                throw RetargetError(kind: .invalid, message: "'to' sets '\(trackPath)' more than once")
+            }
+            targets.append((index, target))
+        }
+        return targets
+    }
+
+    /// This timeline with each of `targets` (from `retargetTargets`) redirected from `t`.
+    public func retargeting(_ targets: [(track: Int, target: Double)], at t: Double,
+                            spring parameters: SpringParameters = Timeline.defaultRetargetSpring) throws(RetargetError) -> Timeline {
+        var updated = tracks
+        var kernels: [(index: Int, kernel: SpringKernel)] = []
+        for (index, target) in targets {
             let track = tracks[index]
+            let trackPath = track.path
             if !track.additive.isEmpty {
                 throw RetargetError(kind: .conflict, message: "'\(trackPath)' is driven by additive motions, which cannot be redirected", field: "path")
             }
@@ -91,6 +120,11 @@ extension Timeline {
             guard !channels.isEmpty else { throw RetargetError(kind: .invalid, message: "'\(path)' is not an animated colour in this session", field: "path") }
             return channels.map { (path + "." + $0, colour[$0]) }
         case .object, .array:
+            // Anything else in it would be neither redirected nor refused, yet kept in the
+            // session's state and echoed to every watcher.
+            if let odd = ValueShape.firstNonNumber(in: value) {
+                throw RetargetError(kind: .invalid, message: "'to' must hold numbers only; '\(([path] + odd.relative).joined(separator: "."))' is \(odd.what)")
+            }
             let leaves = ValueShape.leaves(of: value)
             guard !leaves.isEmpty else { throw RetargetError(kind: .invalid, message: "'to' holds no numbers") }
             return leaves.map { ((([path] + $0.relative).joined(separator: ".")), $0.value) }

@@ -21,6 +21,28 @@ enum ValueShape {
         }
     }
 
+    /// The first member of an object or array, in document order, that is neither a number
+    /// nor an object or array (its path relative to the value and what it is), or nil when
+    /// every leaf is a number.
+    static func firstNonNumber(in value: JSON, prefix: [String] = []) -> (relative: [String], what: String)? {
+        switch value {
+        case .number:
+            return nil
+        case .object(let object):
+            for (key, child) in object.pairs {
+                if let found = firstNonNumber(in: child, prefix: prefix + [key]) { return found }
+            }
+            return nil
+        case .array(let items):
+            for (index, child) in items.enumerated() {
+                if let found = firstNonNumber(in: child, prefix: prefix + [String(index)]) { return found }
+            }
+            return nil
+        case .null, .bool, .string:
+            return (prefix, value.typeDescription)
+        }
+    }
+
     /// A short description of a value's shape for error messages.
     static func describe(_ value: JSON) -> String {
         switch value {
