@@ -226,6 +226,9 @@ final class LiveSession: @unchecked Sendable {
                 throw .conflict(SessionClock.Conflict(state: state, message: "the session's clock runs backwards; reverse it to run forward before retargeting"))
             }
             let time = clock.time(atWall: wall)
+            if retargetedValues >= maxRetargets {
+                throw .conflict(SessionClock.Conflict(state: state, message: retargetLimitMessage))
+            }
             do throws(RetargetError) {
                 // The value is checked and counted before anything is computed.
                 let targets = try timeline.retargetTargets(path, to: value)
