@@ -379,8 +379,8 @@ struct Handlers: Sendable {
     }
 
     /// What a command or retarget on `session` answers before its body is read:
-    /// `computeOnPool` on a connection thread when the session has more tracks than the inline
-    /// bound (`LiveSession.fitsInline`), 415 unless the body is JSON.
+    /// `computeOnPool` on a connection thread when the session's tracks and retargets pass the
+    /// inline bound (`LiveSession.fitsInline`), 415 unless the body is JSON.
     private func refuseChange(_ request: HTTPRequest, to session: LiveSession) -> HTTPResponse? {
         if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
         return Self.requireJSON(request)?.response

@@ -122,10 +122,10 @@ extension Timeline {
         case .object, .array:
             // Anything else in it would be neither redirected nor refused, yet kept in the
             // session's state and echoed to every watcher.
-            if let odd = ValueShape.firstNonNumber(in: value) {
-                throw RetargetError(kind: .invalid, message: "'to' must hold numbers only; '\(([path] + odd.relative).joined(separator: "."))' is \(odd.what)")
+            let (leaves, other) = ValueShape.numericLeaves(of: value)
+            if let other {
+                throw RetargetError(kind: .invalid, message: "'to' must hold numbers only; '\(([path] + other.relative).joined(separator: "."))' is \(other.what)")
             }
-            let leaves = ValueShape.leaves(of: value)
             guard !leaves.isEmpty else { throw RetargetError(kind: .invalid, message: "'to' holds no numbers") }
             return leaves.map { ((([path] + $0.relative).joined(separator: ".")), $0.value) }
         default:

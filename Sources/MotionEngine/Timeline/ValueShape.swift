@@ -1,45 +1,35 @@
 /// Decomposition of property values into scalar leaves (MotionMachine's `MotionState`).
 enum ValueShape {
     /// The numeric leaves of a value in document order, each with its path relative to the
-    /// value (`[]` for a plain number, `["width"]`, `["3"]`, `["origin", "x"]`).
+    /// value (`[]` for a plain number, `["width"]`, `["3"]`, `["origin", "x"]`); members that
+    /// are not numbers, objects or arrays are passed over.
     static func leaves(of value: JSON) -> [(relative: [String], value: Double)] {
         var result: [(relative: [String], value: Double)] = []
-        collect(value, prefix: [], into: &result)
+        var other: (relative: [String], what: String)?
+        collect(value, prefix: [], into: &result, other: &other)
         return result
     }
 
-    private static func collect(_ value: JSON, prefix: [String], into result: inout [(relative: [String], value: Double)]) {
+    /// The numeric leaves as `leaves(of:)`, and the first member, in document order, that is
+    /// neither a number nor an object or array (its relative path and what it is), if any.
+    static func numericLeaves(of value: JSON) -> (leaves: [(relative: [String], value: Double)], other: (relative: [String], what: String)?) {
+        var result: [(relative: [String], value: Double)] = []
+        var other: (relative: [String], what: String)?
+        collect(value, prefix: [], into: &result, other: &other)
+        return (result, other)
+    }
+
+    private static func collect(_ value: JSON, prefix: [String], into result: inout [(relative: [String], value: Double)],
+                                other: inout (relative: [String], what: String)?) {
         switch value {
         case .number(let n):
             result.append((prefix, n))
         case .object(let object):
-            for (key, child) in object.pairs { collect(child, prefix: prefix + [key], into: &result) }
+            for (key, child) in object.pairs { collect(child, prefix: prefix + [key], into: &result, other: &other) }
         case .array(let items):
-            for (index, child) in items.enumerated() { collect(child, prefix: prefix + [String(index)], into: &result) }
+            for (index, child) in items.enumerated() { collect(child, prefix: prefix + [String(index)], into: &result, other: &other) }
         case .null, .bool, .string:
-            return
-        }
-    }
-
-    /// The first member of an object or array, in document order, that is neither a number
-    /// nor an object or array (its path relative to the value and what it is), or nil when
-    /// every leaf is a number.
-    static func firstNonNumber(in value: JSON, prefix: [String] = []) -> (relative: [String], what: String)? {
-        switch value {
-        case .number:
-            return nil
-        case .object(let object):
-            for (key, child) in object.pairs {
-                if let found = firstNonNumber(in: child, prefix: prefix + [key]) { return found }
-            }
-            return nil
-        case .array(let items):
-            for (index, child) in items.enumerated() {
-                if let found = firstNonNumber(in: child, prefix: prefix + [String(index)]) { return found }
-            }
-            return nil
-        case .null, .bool, .string:
-            return (prefix, value.typeDescription)
+            if other == nil { other = (prefix, value.typeDescription) }
         }
     }
 
