@@ -93,4 +93,9 @@ static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 static inline ssize_t cmhd_content_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline ssize_t cmhd_content_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
 
+/// Sets one connection's idle timeout, in seconds (MHD_set_connection_option is variadic).
+static inline void cmhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}
+
 #endif

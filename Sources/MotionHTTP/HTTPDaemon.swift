@@ -444,7 +444,7 @@ final class HTTPDaemon: @unchecked Sendable {
             }
         case .stream(let frames):
             stream = frames
-            let binding = StreamBinding(stream: frames, pacer: pacer)
+            let binding = StreamBinding(stream: frames, pacer: pacer, connection: connection)
             let cls = Unmanaged.passRetained(binding).toOpaque()
             mhdResponse = MHD_create_response_from_callback(cmhd_size_unknown(), 4 * 1024, streamReader, cls, streamFreed)
             if mhdResponse == nil { Unmanaged<StreamBinding>.fromOpaque(cls).release() }
@@ -688,11 +688,33 @@ private final class HTTPDaemonCounters: @unchecked Sendable {
 private final class StreamBinding {
     let stream: PacedStream
     let pacer: StreamPacer
+    /// The connection the response is queued on (used only on its own thread, from the reader).
+    let connection: OpaquePointer
 
-    init(stream: PacedStream, pacer: StreamPacer) {
+    init(stream: PacedStream, pacer: StreamPacer, connection: OpaquePointer) {
         self.stream = stream
         self.pacer = pacer
+        self.connection = connection
     }
+
+    /// Called from the reader just before it ends the response with an error (the client is
+    /// gone): makes libmicrohttpd let go of the connection within `closeSoonSeconds`.
+    ///
+    /// libmicrohttpd 0.9.75 closes a connection whose reader fails (the response is freed,
+    /// the socket shut down) but leaves it in its lists: the socket is closed, and the
+    /// connection stops counting against `--max-connections` and the per-address limit,
+    /// only when its thread next walks its idle connections. That walk starts from the
+    /// longest idle one and stops at the first still open, so one idle keep-alive connection
+    /// older than the stream (any client's, on the same thread) held the closed stream's
+    /// socket until that connection's own timeout: 29 s with the default 30 s
+    /// `--connection-timeout` (measured; `DisconnectedStreamTests`), for ever with 0. A
+    /// connection with a timeout of its own is on a second list, which every pass walks in
+    /// full, and the thread wakes by that timeout at the latest.
+    func closeSoon() {
+        cmhd_set_connection_timeout(connection, Self.closeSoonSeconds)
+    }
+
+    static let closeSoonSeconds: UInt32 = 1
 }
 
 /// A non-blocking `send` on a socket, as direct writes make it.
@@ -807,6 +829,7 @@ private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
     case .end:
         return cmhd_content_reader_end_of_stream()
     case .abort:
+        binding.closeSoon()
         return cmhd_content_reader_end_with_error()
     }
 }
