@@ -192,8 +192,9 @@ final class DisconnectedStreamTests: ServerTestCase {
     /// (`StreamBinding.closeSoon` in HTTPDaemon.swift). One idle keep-alive connection older
     /// than the streams, on the same thread, held their sockets for its own whole timeout (29 s
     /// of the default 30 s), and they counted against the per-address limit meanwhile: the
-    /// client could not open its streams again. This failed one run in about twenty of the test
-    /// above under load; here it always would.
+    /// client could not open its streams again. The test above met this by chance (about one
+    /// run in twenty under load, probably when one of its polls of the gauge was still open as the
+    /// last streams closed); this one failed on every run of the old code.
     func testAnIdleKeepAliveConnectionDoesNotHoldTheStreamsWhoseClientsLeft() throws {
         let limit = 14
         let server = try startServer(["--threads", "1", "--max-connections-per-address", "\(limit)"])
