@@ -351,6 +351,34 @@ final class KernelTests: XCTestCase {
         XCTAssertNotEqual(lanes[0].value(at: t), lanes[1].value(at: t))
     }
 
+    /// `basis(clampingAt:)` (what `value(at:)`, `velocity(at:)` and `displacement(at:)` read;
+    /// the optimiser may share it between them) is the basis at `max(t, 0)` in every regime:
+    /// a negative time holds the start, a positive one is the plain basis.
+    func testClampedBasisHoldsTheStartBeforeTimeZero() {
+        let regimes: [(String, SpringParameters)] = [
+            ("under", .response(0.5, dampingRatio: 0.4)),
+            ("critical", .response(0.5, dampingRatio: 1)),
+            ("over", .stiffness(100, damping: 50)),
+        ]
+        for (name, parameters) in regimes {
+            let modes = SpringModes(parameters)
+            let spring = SpringKernel(modes: modes, parameters: parameters, from: -4, to: 6, velocity: 30)
+            for t in [-1e9, -2.5, -1e-12, -0.0] {
+                XCTAssertTrue(modes.basis(clampingAt: t) == modes.basis(at: 0), "\(name) at \(t)")
+                XCTAssertEqual(spring.value(at: t), -4, accuracy: 1e-12, "\(name) x(\(t))")
+                XCTAssertEqual(spring.velocity(at: t), 30, accuracy: 1e-9, "\(name) v(\(t))")
+                XCTAssertEqual(spring.displacement(at: t), -10, accuracy: 1e-12, "\(name) y(\(t))")
+            }
+            for t in [1e-9, 1.0 / 60, 0.37, 2.0] {
+                let basis = modes.basis(at: t)
+                XCTAssertTrue(modes.basis(clampingAt: t) == basis, "\(name) at \(t)")
+                XCTAssertEqual(spring.value(at: t), spring.value(basis: basis), "\(name) x(\(t))")
+                XCTAssertEqual(spring.velocity(at: t), spring.velocity(basis: basis), "\(name) v(\(t))")
+                XCTAssertNotEqual(spring.value(at: t), -4, "\(name) x(\(t)) has moved")
+            }
+        }
+    }
+
     func testRestTimeMatchesBruteForce() throws {
         let cases: [(String, [SpringKernel], Double, Double)] = [
             ("under", [SpringKernel(parameters: .response(1, dampingRatio: 0.3), from: 0, to: 10, velocity: 0)], 0.01, 0.01),

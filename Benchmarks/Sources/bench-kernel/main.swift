@@ -48,13 +48,22 @@ func stepLanes(_ t: Double, _ modes: UnsafeBufferPointer<SpringModes>, _ kernels
     }
 }
 
-/// Advances every lane to time t (each lane evaluates its own basis, twice).
+/// Advances every lane to time t: `value(at:)` and `velocity(at:)` of each lane.
+///
+/// The lane is read into a local first, as `stepLanes` does: `x` could otherwise overlap
+/// `kernels` as far as the optimiser knows, so the store of the position would force it to
+/// read the lane again and evaluate the basis a second time for the velocity. The C
+/// reference gets the same knowledge for free (its arrays are distinct `malloc` blocks in the
+/// one function), and gcc evaluates the basis once a lane (one `exp`, one `sincos`); with the
+/// copy and `SpringModes.basis(clampingAt:)` the Swift loop does too (one `exp`, `cos`, `sin`
+/// a lane, where it made two of each).
 @inline(never)
 func stepPerLane(_ t: Double, _ kernels: UnsafeBufferPointer<SpringKernel>,
                  _ x: UnsafeMutableBufferPointer<Double>, _ v: UnsafeMutableBufferPointer<Double>) {
     for i in 0..<kernels.count {
-        x[i] = kernels[i].value(at: t)
-        v[i] = kernels[i].velocity(at: t)
+        let kernel = kernels[i]
+        x[i] = kernel.value(at: t)
+        v[i] = kernel.velocity(at: t)
     }
 }
 
