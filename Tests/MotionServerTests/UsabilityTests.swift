@@ -421,14 +421,21 @@ final class UsabilityTests: ServerTestCase {
         writer.start()
         final class Box: @unchecked Sendable { var data = Data() }
         let errorBox = Box()
-        let errorReader = Thread { errorBox.data = errors.fileHandleForReading.readDataToEndOfFile() }
+        // The reader signals when it has stored the data; waiting on the semaphore (not
+        // polling `isExecuting`) is what orders that store before the read below
+        // (ThreadSanitizer reported the polling as a data race).
+        let errorsRead = DispatchSemaphore(value: 0)
+        let errorReader = Thread {
+            errorBox.data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorsRead.signal()
+        }
         errorReader.start()
         let outData = output.fileHandleForReading.readDataToEndOfFile()
         let deadline = Date(timeIntervalSinceNow: 60)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        while errorReader.isExecuting { Thread.sleep(forTimeInterval: 0.01) }
+        errorsRead.wait()
         return Run(status: process.terminationStatus, stdoutBytes: Array(outData), stderr: String(decoding: errorBox.data, as: UTF8.self))
     }
 
