@@ -103,7 +103,10 @@ struct ServerCommand: ParsableCommand {
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
         if config.maxWatchers < 1 { throw ValidationError("--max-watchers must be positive") }
-        if !(config.sessionTTL > 0) { throw ValidationError("--session-ttl must be positive") }
+        // Finite: `inf` would keep an unwatched session for ever, and NaN compares false.
+        if !(config.sessionTTL > 0) || !config.sessionTTL.isFinite {
+            throw ValidationError("--session-ttl must be a positive, finite number of seconds")
+        }
         if config.maxBacklogFrames < 1 { throw ValidationError("--max-backlog-frames must be positive") }
         if config.maxBacklogEvents < 1 { throw ValidationError("--max-backlog-events must be positive") }
         if config.maxRetargets < 0 { throw ValidationError("--max-retargets must not be negative") }
@@ -118,7 +121,11 @@ struct ServerCommand: ParsableCommand {
             throw ValidationError("--connection-memory must be 4096…1048576")
         }
         if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
-        if config.drainTimeout < 0 { throw ValidationError("--drain-timeout must not be negative") }
+        // NaN compared false here and then made SIGTERM wait not at all; `inf` would wait for
+        // ever on a stream that never ends.
+        if !(config.drainTimeout >= 0) || !config.drainTimeout.isFinite {
+            throw ValidationError("--drain-timeout must be a finite number of seconds, 0 or more")
+        }
         if let cors = config.cors, let origin = cors.invalidOrigin {
             throw ValidationError("--cors-origin: '\(origin)' is not * or an origin such as https://app.example")
         }

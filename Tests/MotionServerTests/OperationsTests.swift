@@ -228,6 +228,9 @@ final class ConfigurationErrorTests: XCTestCase {
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        // A value wrongly accepted starts the server: stop it after 20 s so that the
+        // assertions fail rather than the test hanging.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { if process.isRunning { process.terminate() } }
         let data = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -254,6 +257,13 @@ final class ConfigurationErrorTests: XCTestCase {
         try assertOneLineError(["--tcp-keepalive", "40000"], mentions: "--tcp-keepalive")
         try assertOneLineError(["--max-backlog-events", "0"], mentions: "--max-backlog-events")
         try assertOneLineError([], environment: ["MOTION_MAX_RETARGETS": "-1"], mentions: "--max-retargets")
+        // Not-a-number and infinite durations (NaN passed the old checks: a drain of NaN
+        // seconds did not wait at all).
+        for value in ["nan", "inf", "-1"] {
+            try assertOneLineError(["--port", "0", "--drain-timeout", value], mentions: "--drain-timeout")
+            try assertOneLineError(["--port", "0", "--session-ttl", value], mentions: "--session-ttl")
+        }
+        try assertOneLineError([], environment: ["MOTION_DRAIN_TIMEOUT": "nan"], mentions: "--drain-timeout")
     }
 
     func testPortInUseExitsNonZero() throws {
