@@ -102,14 +102,17 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxResponseBytes < 1 { throw ValidationError("--max-response-bytes must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
-        if config.maxWatchers < 1 { throw ValidationError("--max-watchers must be positive") }
+        // Upper bounds for the per-session limits, so that one of them set to "unlimited"
+        // is a start-up error rather than every session refused as too large (the backlog
+        // counts in a session's answer size) or a stalled watcher holding gigabytes.
+        if !(1...100_000).contains(config.maxWatchers) { throw ValidationError("--max-watchers must be 1…100000") }
         // Finite: `inf` would keep an unwatched session for ever, and NaN compares false.
         if !(config.sessionTTL > 0) || !config.sessionTTL.isFinite {
             throw ValidationError("--session-ttl must be a positive, finite number of seconds")
         }
-        if config.maxBacklogFrames < 1 { throw ValidationError("--max-backlog-frames must be positive") }
-        if config.maxBacklogEvents < 1 { throw ValidationError("--max-backlog-events must be positive") }
-        if config.maxRetargets < 0 { throw ValidationError("--max-retargets must not be negative") }
+        if !(1...100_000).contains(config.maxBacklogFrames) { throw ValidationError("--max-backlog-frames must be 1…100000") }
+        if !(1...100_000).contains(config.maxBacklogEvents) { throw ValidationError("--max-backlog-events must be 1…100000") }
+        if !(0...1_000_000).contains(config.maxRetargets) { throw ValidationError("--max-retargets must be 0…1000000") }
         if !(0...3600).contains(config.headerTimeout) { throw ValidationError("--header-timeout must be 0…3600") }
         if !ServerConfiguration.tcpKeepaliveRange.contains(config.tcpKeepalive) { throw ValidationError("--tcp-keepalive must be 0…32767") }
         if config.minBodyRate < 0 { throw ValidationError("--min-body-rate must not be negative") }

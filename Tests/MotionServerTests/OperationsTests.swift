@@ -264,6 +264,12 @@ final class ConfigurationErrorTests: XCTestCase {
             try assertOneLineError(["--port", "0", "--session-ttl", value], mentions: "--session-ttl")
         }
         try assertOneLineError([], environment: ["MOTION_DRAIN_TIMEOUT": "nan"], mentions: "--drain-timeout")
+        // The per-session limits have upper bounds (Int.max was accepted and made every
+        // session too large to create, or let a stalled watcher queue without end).
+        for (flag, value) in [("--max-watchers", "100001"), ("--max-backlog-frames", "9223372036854775807"),
+                              ("--max-backlog-events", "100001"), ("--max-retargets", "1000001")] {
+            try assertOneLineError(["--port", "0", flag, value], mentions: flag)
+        }
     }
 
     func testPortInUseExitsNonZero() throws {
