@@ -40,15 +40,15 @@ struct ServerCommand: ParsableCommand {
     var maxStreams: Int?
     @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
     var maxSessions: Int?
-    @Option(help: "Watchers of one session (env MOTION_MAX_WATCHERS; default 100).")
+    @Option(help: "Watchers of one session, 1…100000 (env MOTION_MAX_WATCHERS; default 100).")
     var maxWatchers: Int?
-    @Option(help: "Seconds a session may go unwatched before it is removed (env MOTION_SESSION_TTL; default 300).")
+    @Option(help: "Seconds a session may go unwatched before it is removed, positive and finite (env MOTION_SESSION_TTL; default 300).")
     var sessionTtl: Double?
-    @Option(help: "Most frames sent at once to a session watcher that fell behind (env MOTION_MAX_BACKLOG_FRAMES; default 120).")
+    @Option(help: "Most frames sent at once to a session watcher that fell behind, 1…100000 (env MOTION_MAX_BACKLOG_FRAMES; default 120).")
     var maxBacklogFrames: Int?
-    @Option(help: "Most command echoes (session events) waiting for one watcher; a watcher further behind is ended with \"interrupted\":\"backlog\" (env MOTION_MAX_BACKLOG_EVENTS; default 1024).")
+    @Option(help: "Most command echoes (session events) waiting for one watcher; a watcher further behind is ended with \"interrupted\":\"backlog\"; 1…100000 (env MOTION_MAX_BACKLOG_EVENTS; default 1024).")
     var maxBacklogEvents: Int?
-    @Option(help: "Most values one session's retargets may set, each number of a 'to' counting one; 409 beyond (env MOTION_MAX_RETARGETS; default 10000).")
+    @Option(help: "Most values one session's retargets may set, each number of a 'to' counting one, 0…1000000; 409 beyond (env MOTION_MAX_RETARGETS; default 10000).")
     var maxRetargets: Int?
     @Option(help: "Simultaneous connections (env MOTION_MAX_CONNECTIONS; default 10000).")
     var maxConnections: UInt32?
@@ -102,14 +102,14 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxResponseBytes < 1 { throw ValidationError("--max-response-bytes must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
-        // Upper bounds for the per-session limits, so that one of them set to "unlimited"
-        // is a start-up error rather than every session refused as too large (the backlog
-        // counts in a session's answer size) or a stalled watcher holding gigabytes.
-        if !(1...100_000).contains(config.maxWatchers) { throw ValidationError("--max-watchers must be 1…100000") }
         // Finite: `inf` would keep an unwatched session for ever, and NaN compares false.
         if !(config.sessionTTL > 0) || !config.sessionTTL.isFinite {
             throw ValidationError("--session-ttl must be a positive, finite number of seconds")
         }
+        // Upper bounds for the per-session limits, so that one of them set to "unlimited"
+        // is a start-up error rather than every session refused as too large (the backlog
+        // counts in a session's answer size) or a stalled watcher holding gigabytes.
+        if !(1...100_000).contains(config.maxWatchers) { throw ValidationError("--max-watchers must be 1…100000") }
         if !(1...100_000).contains(config.maxBacklogFrames) { throw ValidationError("--max-backlog-frames must be 1…100000") }
         if !(1...100_000).contains(config.maxBacklogEvents) { throw ValidationError("--max-backlog-events must be 1…100000") }
         if !(0...1_000_000).contains(config.maxRetargets) { throw ValidationError("--max-retargets must be 0…1000000") }
