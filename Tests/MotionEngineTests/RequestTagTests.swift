@@ -50,6 +50,57 @@ final class RequestTagTests: XCTestCase {
         // A compressed answer's tag names the same answer, and says which coding it had.
         XCTAssertEqual(RequestTag.match(ifNoneMatch: #""00112233445566778899aabbccddeeff-gzip""#, tag: tag), .init(coding: "gzip"))
         XCTAssertEqual(RequestTag.match(ifNoneMatch: #"W/"00112233445566778899aabbccddeeff-deflate""#, tag: tag), .init(coding: "deflate"))
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: #""x" ,\#t W/"00112233445566778899aabbccddeeff-gzip" \#t, "y""#, tag: tag), .init(coding: "gzip"))
+        // Blanks, empty items, `*` only as the whole field, one coding at most, tags compared byte for byte.
+        XCTAssertEqual(RequestTag.match(ifNoneMatch: "\t,, \(tag) ,", tag: tag), .init(coding: nil))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""x", *"#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: "", tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: " , ", tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""00112233445566778899aabbccddeeff-br""#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""00112233445566778899aabbccddeeff-deflate-gzip""#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""00112233445566778899aabbccddeeffgzip""#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""00112233445566778899AABBCCDDEEFF""#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #"w/"00112233445566778899aabbccddeeff""#, tag: tag), "W/ is case-sensitive")
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #"W/ "00112233445566778899aabbccddeeff""#, tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: String(tag.dropLast()), tag: tag))
+        XCTAssertNil(RequestTag.match(ifNoneMatch: #""00112233445566778899aabbccddeeff-gzip"#, tag: tag), "no closing quote")
+    }
+
+    /// The byte-level matcher against the rule written the plain way, on random lists built
+    /// from the pieces that matter (the tag, its coded forms, near misses, blanks, commas, `W/`, `*`).
+    func testIfNoneMatchAgreesWithTheRuleOnRandomFields() {
+        let tag = #""00112233445566778899aabbccddeeff""#
+        let pieces = [tag, #""00112233445566778899aabbccddeeff-gzip""#, #""00112233445566778899aabbccddeeff-deflate""#,
+                      #""00112233445566778899aabbccddeef""#, #""x""#, "*", "W/", "w/", " ", "\t", ",", "\"", "-gzip", "é", ""]
+        func rule(_ field: String) -> RequestTag.Match? {
+            let blanks: Set<Character> = [" ", "\t"]
+            func trim(_ s: Substring) -> Substring {
+                var s = s
+                while let c = s.first, blanks.contains(c) { s.removeFirst() }
+                while let c = s.last, blanks.contains(c) { s.removeLast() }
+                return s
+            }
+            let whole = trim(Substring(field))
+            if whole == "*" { return .init(coding: nil) }
+            for raw in whole.split(separator: ",", omittingEmptySubsequences: false) {
+                var item = Array(trim(raw).utf8)
+                if item.starts(with: Array("W/".utf8)) { item.removeFirst(2) }
+                if item == Array(tag.utf8) { return .init(coding: nil) }
+                for coding in ["gzip", "deflate"] where item == Array(tag.dropLast().utf8) + Array("-\(coding)\"".utf8) {
+                    return .init(coding: coding)
+                }
+            }
+            return nil
+        }
+        var generator = SystemRandomNumberGenerator()
+        var matched = 0
+        for _ in 0..<20_000 {
+            let field = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let expected = rule(field)
+            XCTAssertEqual(RequestTag.match(ifNoneMatch: field, tag: tag), expected, field)
+            if expected != nil { matched += 1 }
+        }
+        XCTAssertGreaterThan(matched, 500, "the random fields must exercise matches too")
     }
 
     /// Literal tags computed before the canonical writer was made to hash while it walks:
