@@ -15,6 +15,9 @@ extension Handlers {
         } catch {
             return ProblemDetails.from(error).response
         }
+        let digest = RequestTag.digest(for: json, kind: "batch")
+        if request.ifNoneMatch != nil, validatedTags.contains(digest),
+           let answer = Self.notModified(request, tag: digest.quotedHex) { return answer }
         let diagnostics = Diagnostics()
         guard let reader = ObjectReader.expecting(json, at: "", diagnostics) else {
             return ProblemDetails.from(DocumentError(diagnostics.problems)).response
@@ -60,7 +63,8 @@ extension Handlers {
                 results.append(.problem(problem))
             }
         }
-        let tag = RequestTag.tag(for: json, kind: "batch")
+        validatedTags.insert(digest)
+        let tag = digest.quotedHex
         if let answer = Self.notModified(request, tag: tag) { return answer }
         var body: [UInt8] = []
         body.reserveCapacity(min(Int(bytes), 1 << 24) + 16)
@@ -76,7 +80,6 @@ extension Handlers {
         return .json(200, body, headers: [("ETag", tag)])
     }
 
-    /// 304 with the tag when `If-None-Match` matches it.
     /// A 304 when `If-None-Match` matches. It carries the `ETag` the 200 would have carried
     /// (RFC 9110 §15.4.5): the compressed form of the tag when the client listed that form
     /// and would get that coding again (the same document compresses the same), else the plain one.

@@ -11,6 +11,8 @@ struct Handlers: Sendable {
     let easingCatalogue: [UInt8]
     let openAPIDocument: [UInt8]
     let playground: PlaygroundAssets
+    /// Documents computed without a problem, for 304s without computing (`ValidatedTags`).
+    let validatedTags = ValidatedTags()
 
     init(configuration: ServerConfiguration, state: ServiceState, streams: StreamRegistry, sessions: SessionRegistry, metrics: ServiceMetrics) {
         self.configuration = configuration
@@ -131,6 +133,9 @@ struct Handlers: Sendable {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
             let json = try DocumentDecoder.parse(request.body)
+            let digest = RequestTag.digest(for: json, kind: "timeline")
+            if request.ifNoneMatch != nil, validatedTags.contains(digest),
+               let answer = Self.notModified(request, tag: digest.quotedHex) { return answer }
             let document = try DocumentDecoder(limits: configuration.limits).decode(json)
             let timeline: Timeline
             if let limit = request.inlineSampleLimit {
@@ -148,7 +153,8 @@ struct Handlers: Sendable {
             } else {
                 timeline = try compiler.compile(document)
             }
-            let tag = RequestTag.tag(for: json, kind: "timeline")
+            validatedTags.insert(digest)
+            let tag = digest.quotedHex
             if let answer = Self.notModified(request, tag: tag) { return answer }
             let (contentType, body) = try TimelineExport.encode(timeline)
             if contentType == "application/json" { return .json(200, body, headers: [("ETag", tag)]) }
