@@ -133,9 +133,8 @@ struct Handlers: Sendable {
         if let refusal = refuseComputing(request) { return refusal.response }
         do {
             let json = try DocumentDecoder.parse(request.body)
-            let digest = RequestTag.digest(for: json, kind: "timeline")
-            if request.ifNoneMatch != nil, validatedTags.contains(digest),
-               let answer = Self.notModified(request, tag: digest.quotedHex) { return answer }
+            let revalidation = revalidate(request, json, kind: "timeline")
+            if let answer = revalidation.notModified { return answer }
             let document = try DocumentDecoder(limits: configuration.limits).decode(json)
             let timeline: Timeline
             if let limit = request.inlineSampleLimit {
@@ -153,6 +152,7 @@ struct Handlers: Sendable {
             } else {
                 timeline = try compiler.compile(document)
             }
+            let digest = revalidation.tag ?? RequestTag.digest(for: json, kind: "timeline")
             validatedTags.insert(digest)
             let tag = digest.quotedHex
             if let answer = Self.notModified(request, tag: tag) { return answer }
