@@ -107,15 +107,28 @@ public enum RequestTag {
     /// Whether one listed tag is `tag` itself, or `tag` with `-gzip` or `-deflate` before
     /// its closing quote.
     private static func listed(_ item: UnsafeBufferPointer<UInt8>, tag: UnsafeBufferPointer<UInt8>) -> Match? {
-        if item.elementsEqual(tag) { return Match(coding: nil) }
+        if item.count == tag.count, samePrefix(item, tag, count: tag.count) { return Match(coding: nil) }
         guard tag.count >= 2, tag.last == UInt8(ascii: "\""), item.count > tag.count,
-              item.last == UInt8(ascii: "\""), item[..<(tag.count - 1)].elementsEqual(tag[..<(tag.count - 1)]) else { return nil }
+              item.last == UInt8(ascii: "\""), samePrefix(item, tag, count: tag.count - 1) else { return nil }
         let suffix = item[(tag.count - 1)..<(item.count - 1)]
         for coding in ["gzip", "deflate"] where suffix.count == coding.utf8.count + 1
             && suffix.first == UInt8(ascii: "-") && suffix.dropFirst().elementsEqual(coding.utf8) {
             return Match(coding: coding)
         }
         return nil
+    }
+
+    /// Whether the first `count` bytes of `a` and `b` (both at least that long) are the same.
+    /// A byte loop: `elementsEqual` on the buffers cost about 30 instructions a byte, 989 a
+    /// 304 for the small document (callgrind).
+    @inline(__always)
+    private static func samePrefix(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, count: Int) -> Bool {
+        var index = 0
+        while index < count {
+            if a[index] != b[index] { return false }
+            index &+= 1
+        }
+        return true
     }
 }
 
