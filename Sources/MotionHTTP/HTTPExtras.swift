@@ -123,7 +123,8 @@ extension HTTPResponse {
         // ASCII names (all of the service's) are compared byte by byte, not through
         // Foundation's `caseInsensitiveCompare` (10,400 → 1,400 instructions a request;
         // with `negotiate`, `finished` went from 32,500 to 2,300; callgrind, small document).
-        guard name.utf8.allSatisfy({ $0 < 0x80 }) else {
+        var bytes = name
+        guard bytes.withUTF8({ $0.allSatisfy { $0 < 0x80 } }) else {
             return headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
         }
         return headers.first { Self.sameASCIIName($0.0, name) ?? ($0.0.caseInsensitiveCompare(name) == .orderedSame) }?.1
@@ -131,16 +132,27 @@ extension HTTPResponse {
 
     /// Whether two header names are equal ignoring ASCII case; nil when `candidate` is not
     /// ASCII (then Foundation decides).
+    ///
+    /// On the names' contiguous bytes: walking the two `UTF8View`s with `zip` cost about
+    /// 1,400 instructions a 200 for the small document (callgrind; `header("Content-Encoding")`
+    /// over its four headers), this about 250.
     private static func sameASCIIName(_ candidate: String, _ name: String) -> Bool? {
-        let a = candidate.utf8, b = name.utf8
-        guard a.count == b.count else { return a.allSatisfy { $0 < 0x80 } ? false : nil }
-        let lower = { (byte: UInt8) -> UInt8 in byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
-        var equal = true
-        for (x, y) in zip(a, b) {
-            if x >= 0x80 { return nil }
-            if lower(x) != lower(y) { equal = false }
+        var candidate = candidate, name = name
+        return candidate.withUTF8 { a in
+            name.withUTF8 { b -> Bool? in
+                guard a.count == b.count else { return a.allSatisfy { $0 < 0x80 } ? false : nil }
+                let lower = { (byte: UInt8) -> UInt8 in byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+                var equal = true
+                var index = 0
+                while index < a.count {
+                    let x = a[index]
+                    if x >= 0x80 { return nil }
+                    if lower(x) != lower(b[index]) { equal = false }
+                    index &+= 1
+                }
+                return equal
+            }
         }
-        return equal
     }
 
     /// This answer as it goes out to `request`: compressed when the client accepts it and the

@@ -124,4 +124,20 @@ final class RequestHeadTests: XCTestCase {
         XCTAssertEqual(head(host, target: many).problem(maxBodyBytes: 10, poolBytes: 16_384)?.status, 414)
         XCTAssertEqual(head([("Host", "x"), ("Content Length", "1")]).problem(maxBodyBytes: 10, poolBytes: 16_384)?.status, 400)
     }
+
+    /// An answer's own headers are found by name in any ASCII case; a name that is not
+    /// ASCII is compared by Foundation.
+    func testResponseHeadersAreFoundInAnyCase() {
+        let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("ETag", "\"t\""),
+                                                           ("X-Ünïcode", "u"), ("Vary", "Accept-Encoding")], body: [])
+        XCTAssertEqual(response.header("content-type"), "application/json")
+        XCTAssertEqual(response.header("ETAG"), "\"t\"")
+        XCTAssertEqual(response.header("vary"), "Accept-Encoding")
+        XCTAssertEqual(response.header("x-ünïcode"), "u")
+        XCTAssertEqual(response.header("X-Ünïcode"), "u")
+        XCTAssertNil(response.header("Content-Encoding"))
+        XCTAssertNil(response.header("Content-Typ"))
+        XCTAssertNil(response.header("Vary "))
+        XCTAssertNil(response.header("Etaf"))
+    }
 }
