@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MotionEngine
 
 /// Cuts connections that send a request too slowly (slowloris).
 ///
@@ -48,7 +49,7 @@ final class ConnectionGuard: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var tracks: [ObjectIdentifier: Track] = [:]
     private let headerTimeout: UInt64
     private let minBodyRate: Double
@@ -119,32 +120,36 @@ final class ConnectionGuard: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.5)
             let now = MonotonicClock.now()
             var reasons: [String] = []
-            lock.lock()
-            if stopped {
-                lock.unlock()
-                return
+            let stop = lock.withLock { () -> Bool in
+                if stopped { return true }
+                sweep(now: now, &reasons)
+                return false
             }
-            for track in tracks.values where !track.cut {
-                switch track.phase {
-                case .head:
-                    if track.headStarted == 0 {
-                        if let bytes = Self.bytesReceived(track.fd), bytes > track.baseline { track.headStarted = now }
-                    } else if Self.elapsed(now, since: track.headStarted) > headerTimeout {
-                        cut(track, "the request head was not complete within the header timeout")
-                        reasons.append("header-timeout")
-                    }
-                case .body:
-                    let elapsed = Self.elapsed(now, since: track.since)
-                    if elapsed > headerTimeout, Double(track.bodyBytes) < minBodyRate * Double(elapsed) / 1e9 {
-                        cut(track, "the request body came slower than the minimum body rate")
-                        reasons.append("body-rate")
-                    }
-                case .answering:
-                    break
-                }
-            }
-            lock.unlock()
+            if stop { return }
             for reason in reasons { onCut(reason) }
+        }
+    }
+
+    /// Cuts the connections past their deadlines (lock held); `reasons` gets one entry a cut.
+    private func sweep(now: UInt64, _ reasons: inout [String]) {
+        for track in tracks.values where !track.cut {
+            switch track.phase {
+            case .head:
+                if track.headStarted == 0 {
+                    if let bytes = Self.bytesReceived(track.fd), bytes > track.baseline { track.headStarted = now }
+                } else if Self.elapsed(now, since: track.headStarted) > headerTimeout {
+                    cut(track, "the request head was not complete within the header timeout")
+                    reasons.append("header-timeout")
+                }
+            case .body:
+                let elapsed = Self.elapsed(now, since: track.since)
+                if elapsed > headerTimeout, Double(track.bodyBytes) < minBodyRate * Double(elapsed) / 1e9 {
+                    cut(track, "the request body came slower than the minimum body rate")
+                    reasons.append("body-rate")
+                }
+            case .answering:
+                break
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Foundation
 import Logging
+import MotionEngine
 
 /// The libmicrohttpd adapter: every unsafe pointer and C callback of the server lives here.
 ///
@@ -519,7 +520,7 @@ private final class RequestContext: @unchecked Sendable {
     var track: ConnectionGuard.Track?
     /// A computation is under way on the pool (the connection is suspended).
     var computing = false
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var computed: (HTTPResponse, String)?
     /// The request is over (`HTTPDaemon.completed`).
     private var abandoned = false
@@ -619,7 +620,7 @@ private final class HeldBody: @unchecked Sendable {
 private final class InlineBudget: @unchecked Sendable {
     static let windowNanos: UInt64 = 10_000_000
     static let budgetNanos: UInt64 = 2_500_000
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var windowStart: UInt64 = 0
     private var spent: UInt64 = 0
 
@@ -677,7 +678,7 @@ func motionMHDLog(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CCha
 /// Requests whose head has arrived and whose answer is not yet sent, and the bytes of
 /// queued answers not yet sent.
 private final class HTTPDaemonCounters: @unchecked Sendable {
-    let lock = NSLock()
+    let lock = InlineLock()
     var inFlight = 0
     var heldBytes = 0
 

@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import MotionEngine
 import Synchronization
 
 /// The service's Prometheus metrics, served at `GET /metrics`.
@@ -8,7 +9,7 @@ import Synchronization
 /// is bounded.
 final class ServiceMetrics: @unchecked Sendable {
     let registry = PrometheusCollectorRegistry()
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var requestCounters: [String: Counter] = [:]
     private var durations: [String: DurationHistogram] = [:]
     private let openStreams: Gauge

@@ -24,7 +24,7 @@ final class ValidatedTags: @unchecked Sendable {
 
     /// Slots: a power of two, 0 to hold nothing.
     let capacity: Int
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var slots: [FNV1a128?]
 
     /// `capacity` rounded up to a power of two (0 stays 0; at most 2^20 slots).
@@ -44,24 +44,18 @@ final class ValidatedTags: @unchecked Sendable {
     func contains(_ tag: FNV1a128) -> Bool {
         guard capacity > 0 else { return false }
         let index = slot(of: tag)
-        lock.lock()
-        defer { lock.unlock() }
-        return slots[index] == tag
+        return lock.withLock { slots[index] == tag }
     }
 
     /// Records `tag`, in place of whichever tag held its slot.
     func insert(_ tag: FNV1a128) {
         guard capacity > 0 else { return }
         let index = slot(of: tag)
-        lock.lock()
-        defer { lock.unlock() }
-        slots[index] = tag
+        lock.withLock { slots[index] = tag }
     }
 
     /// Tags held.
     var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        lock.withLock { slots.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
     }
 }

@@ -57,7 +57,7 @@ final class TimesTextCache: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var entries: [Entry] = []
     private var next = 0
 
@@ -85,23 +85,21 @@ final class TimesTextCache: @unchecked Sendable {
     @discardableResult
     func store(_ times: UnsafeBufferPointer<Double>, text: UnsafeBufferPointer<UInt8>) -> Entry? {
         guard times.count <= Self.maxTimes, let entry = Entry(times: Array(times), text: Array(text)) else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
-        if let found = entries.first(where: { Self.same($0.times, times) }) { return found }
-        if entries.count < Self.maxEntries {
-            entries.append(entry)
-        } else {
-            entries[next] = entry
-            next = (next + 1) % Self.maxEntries
+        return lock.withLock {
+            if let found = entries.first(where: { Self.same($0.times, times) }) { return found }
+            if entries.count < Self.maxEntries {
+                entries.append(entry)
+            } else {
+                entries[next] = entry
+                next = (next + 1) % Self.maxEntries
+            }
+            return entry
         }
-        return entry
     }
 
     private func find(_ times: UnsafeBufferPointer<Double>) -> Entry? {
         guard times.count <= Self.maxTimes else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
-        return entries.first { Self.same($0.times, times) }
+        return lock.withLock { entries.first { Self.same($0.times, times) } }
     }
 
     /// Bit-for-bit equal lists (so `0` and `-0` are different keys: their texts differ).
@@ -115,9 +113,9 @@ final class TimesTextCache: @unchecked Sendable {
 
     /// Empties the cache (tests).
     func removeAll() {
-        lock.lock()
-        entries.removeAll()
-        next = 0
-        lock.unlock()
+        lock.withLock {
+            entries.removeAll()
+            next = 0
+        }
     }
 }
