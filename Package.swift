@@ -24,7 +24,18 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .target(name: "MotionEngine"),
+        // Release builds drop Swift's run-time exclusivity checks here too, as in MotionHTTP
+        // below: the scheduler's event lists, clock and queue are class properties touched on
+        // every action and event, and each access went through swift_beginAccess and its
+        // thread-local access set (about 3,000 instructions a request for the small document,
+        // callgrind, Benchmarks/README.md twelfth round). Debug builds, and so every test and
+        // sanitizer run, keep them, and so do the fuzz builds (release, MOTION_FUZZ=1), where
+        // hostile input reaches the engine.
+        .target(
+            name: "MotionEngine",
+            swiftSettings: Context.environment["MOTION_FUZZ"] == "1" ? []
+                : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+        ),
         // libmicrohttpd's own refusals (400, 413, 414, 431, 505) rewritten as problem+json by
         // interposing the two library functions they go through (library_refusals.c); the
         // linked binary must export both for the library's calls to bind to them.
