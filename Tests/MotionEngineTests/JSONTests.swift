@@ -114,6 +114,41 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// Random sets and removals on one object, small and past `indexedCount` keys, with keys
+    /// that share their length and first byte (so share a filter bit), the empty key and keys
+    /// that are not ASCII: every lookup agrees with a plain list of pairs, and so does the
+    /// parser's duplicate check.
+    func testObjectLookupsAgreeWithAListOfPairs() throws {
+        var generator = SystemRandomNumberGenerator()
+        let keys = ["", "a", "b", "ab", "ba", "aa", "delay", "dxxxx", "duration", "durationX", "é", "éa", "ü", "x1", "x2", "x3",
+                    "to", "tx", "from", "fxxx", "path", "pbth", "repeat", "rxxxxx", "id", "iz", "k0", "k1", "k2", "k3", "k4", "k5"]
+        for _ in 0..<300 {
+            var object = JSONObject()
+            var plain: [(String, JSON)] = []
+            for step in 0..<Int.random(in: 1...80, using: &generator) {
+                let key = keys.randomElement(using: &generator)!
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    object[key] = nil
+                    plain.removeAll { $0.0 == key }
+                } else {
+                    object[key] = .number(Double(step))
+                    if let index = plain.firstIndex(where: { $0.0 == key }) { plain[index].1 = .number(Double(step)) } else { plain.append((key, .number(Double(step)))) }
+                }
+                for probe in keys {
+                    XCTAssertEqual(object.position(of: probe), plain.firstIndex { $0.0 == probe }, "\(probe) after \(plain.map(\.0))")
+                }
+            }
+            XCTAssertEqual(object.keys, plain.map(\.0))
+            // The same pairs through the parser, and one more copy of a key already there.
+            let text = "{" + plain.map { #""\#($0.0)":0"# }.joined(separator: ",") + "}"
+            guard case .object(let parsed) = try JSONParser.parse(text) else { return XCTFail("not an object") }
+            for probe in keys { XCTAssertEqual(parsed.position(of: probe), plain.firstIndex { $0.0 == probe }, probe) }
+            if let repeated = plain.randomElement(using: &generator)?.0 {
+                XCTAssertThrowsError(try JSONParser.parse(String(text.dropLast()) + #","\#(repeated)":1}"#))
+            }
+        }
+    }
+
     /// ObjectReader marks fields by position (a bit each for the first 64, flags past that):
     /// every field not read is reported, in document order, with a suggestion among the names
     /// asked for, present or not.
