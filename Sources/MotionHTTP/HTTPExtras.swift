@@ -134,8 +134,9 @@ extension HTTPResponse {
     /// ASCII (then Foundation decides).
     ///
     /// On the names' contiguous bytes: walking the two `UTF8View`s with `zip` cost about
-    /// 1,400 instructions a 200 for the small document (callgrind; `header("Content-Encoding")`
-    /// over its four headers), this about 250.
+    /// 1,400 instructions a 200 for the small document (`header("Content-Encoding")` over its
+    /// four headers); with the bytes, `finished` as a whole went from 1,837 to 1,306
+    /// (callgrind).
     private static func sameASCIIName(_ candidate: String, _ name: String) -> Bool? {
         var candidate = candidate, name = name
         return candidate.withUTF8 { a in

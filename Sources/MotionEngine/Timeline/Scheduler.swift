@@ -767,7 +767,7 @@ struct ActionQueue {
 
     /// Room made at the first push: a tween pushes its start, one action a property and its
     /// end, and grown from empty the queue was reallocated twice for one (callgrind, the small
-    /// document: see Benchmarks/README.md, twelfth round).
+    /// document, with `playTween`'s lists sized: 175,436 → 174,538 instructions a request).
     static let usualActions = 8
 
     mutating func push(time: Double, order: Int, cause: Int = -1, _ run: @escaping () -> Void) {
