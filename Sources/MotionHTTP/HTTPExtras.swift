@@ -123,8 +123,8 @@ extension HTTPResponse {
         // ASCII names (all of the service's) are compared byte by byte, not through
         // Foundation's `caseInsensitiveCompare` (10,400 → 1,400 instructions a request;
         // with `negotiate`, `finished` went from 32,500 to 2,300; callgrind, small document).
-        var bytes = name
-        guard bytes.withUTF8({ $0.allSatisfy { $0 < 0x80 } }) else {
+        var wanted = name  // `withUTF8` needs a variable; the copy shares the storage
+        guard wanted.withUTF8({ $0.allSatisfy { $0 < 0x80 } }) else {
             return headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
         }
         return headers.first { Self.sameASCIIName($0.0, name) ?? ($0.0.caseInsensitiveCompare(name) == .orderedSame) }?.1
