@@ -11,7 +11,7 @@ import Synchronization
 /// context. `Mutex` locks with one atomic compare-and-swap when uncontended and sleeps on a
 /// futex otherwise. Callgrind: a 304 for the small document 78,526 → 76,839 instructions a
 /// request; Benchmarks/README.md, twelfth round.
-public struct InlineLock: ~Copyable, @unchecked Sendable {
+public struct InlineLock: ~Copyable, Sendable {
     @usableFromInline let mutex = Mutex(())
 
     public init() {}
