@@ -24,6 +24,8 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // ThreadSanitizer's annotations for `InlineLock` (hooks.h): header only, no library.
+        .systemLibrary(name: "CSanitizerHooks"),
         // Release builds drop Swift's run-time exclusivity checks here too, as in MotionHTTP
         // below: the scheduler's event lists, clock and queue are class properties touched on
         // every action and event, and each access went through swift_beginAccess and its
@@ -33,6 +35,7 @@ let package = Package(
         // hostile input reaches the engine.
         .target(
             name: "MotionEngine",
+            dependencies: ["CSanitizerHooks"],
             swiftSettings: Context.environment["MOTION_FUZZ"] == "1" ? []
                 : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MotionEngine
 
 /// A connection whose writes can be parked while nothing is due (libmicrohttpd's
 /// suspend/resume; see `HTTPDaemon`).
@@ -62,12 +62,12 @@ class PacedStream: @unchecked Sendable {
     }
 
     /// Guards the stream's state; subclasses' `fill` and `nextWake` run under it. A `Mutex`
-    /// is stored inside the stream, where `NSLock` was an object of its own holding a
+    /// (an `InlineLock`, which ThreadSanitizer can follow) is stored inside the stream, where `NSLock` was an object of its own holding a
     /// separately allocated `pthread_mutex_t`: two allocations fewer a stream, two fewer
     /// places the pacer's thread has to bring into the cache for every frame, and 3,186 →
     /// 3,120 instructions a frame (callgrind, 200 streams; Benchmarks/README.md "Where a
     /// streamed frame's user-space time goes").
-    private let lock = Mutex(())
+    private let lock = InlineLock()
     private var pending: [UInt8] = []
     private var offset = 0
     private var connection: SuspendableConnection?
@@ -155,13 +155,13 @@ class PacedStream: @unchecked Sendable {
     var onClosed: (@Sendable (Summary) -> Void)?
 
     /// Body bytes handed to the socket so far.
-    var bytesSent: Int { lock.withLock { _ in sentBytes } }
+    var bytesSent: Int { lock.withLock { sentBytes } }
 
     /// Called once the response is queued on its connection. With `pacer`, the frames that
     /// come due while the connection is suspended are written by `wake()` straight to the
     /// socket (when the connection allows it and the stream is paced).
     func attach(_ connection: SuspendableConnection, pacer: StreamPacer? = nil, metrics: ServiceMetrics? = nil) {
-        lock.withLock { _ in
+        lock.withLock {
             self.connection = connection
             writeMetrics = metrics
             if connection.allowsDirectWrites, allowsDirectWrites {
@@ -180,7 +180,7 @@ class PacedStream: @unchecked Sendable {
     /// the socket had taken only part of stays cut: its connection is being closed anyway
     /// (this runs after the drain, only for streams whose clients did not read their end).
     func stopDirectWrites() {
-        lock.withLock { _ in
+        lock.withLock {
             directPacer = nil
             directSocket = -1
         }
@@ -188,7 +188,7 @@ class PacedStream: @unchecked Sendable {
 
     /// Copies up to `buffer.count` bytes of due output into `buffer`.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
-        lock.withLock { _ in readLocked(into: buffer) }
+        lock.withLock { readLocked(into: buffer) }
     }
 
     private func readLocked(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
@@ -261,7 +261,7 @@ class PacedStream: @unchecked Sendable {
     /// Something may be due: a parked connection is resumed, so that libmicrohttpd reads
     /// the stream again; or, with direct writes, what is due is written here.
     func wake() {
-        lock.withLock { _ in wakeLocked() }
+        lock.withLock { wakeLocked() }
     }
 
     private func wakeLocked() {
@@ -418,13 +418,13 @@ class PacedStream: @unchecked Sendable {
 
     /// Ends the stream early (SIGTERM): the next fill writes an interrupted `end` line.
     func drain() {
-        lock.withLock { _ in draining = true }
+        lock.withLock { draining = true }
         wake()
     }
 
     /// The response was destroyed: the client went away or the stream finished.
     func close() {
-        let (summary, report): (Summary, (@Sendable (Summary) -> Void)?) = lock.withLock { _ in
+        let (summary, report): (Summary, (@Sendable (Summary) -> Void)?) = lock.withLock {
             closed = true
             connection = nil
             directSocket = -1
