@@ -18,7 +18,9 @@ import Synchronization
 /// the lock guards for a race (`make test-sanitize`: eight server processes reported
 /// `ConnectionGuard`'s table, opened on one connection thread and closed on another).
 /// `withLock` tells it where the lock is taken and given back (`CSanitizerHooks`); outside a
-/// sanitizer build each of those is a test of a null symbol.
+/// sanitizer build each of those is a test of a null symbol (callgrind, release: a 304 for
+/// the small document 76,854 → 77,008 instructions, a distinct one 174,454 → 174,467, a
+/// streamed frame 2,798 → 2,788, within the run-to-run spread).
 public struct InlineLock: ~Copyable, Sendable {
     /// The value is a byte whose address, inside the lock, names it to the sanitizer.
     @usableFromInline let mutex = Mutex<UInt8>(0)
