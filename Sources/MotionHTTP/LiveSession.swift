@@ -289,12 +289,23 @@ final class LiveSession: @unchecked Sendable {
     }
 
     private func catchUp(_ state: inout WatcherState, to now: Double) {
-        guard !state.overflowed, !state.frameNow, let last = state.lastTime, last != now else { return }
-        let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
-        state.queuedDropped += skipped
-        if !due.isEmpty {
-            state.queued.append(.frames(due, from: last, to: now))
-            state.queuedFrames += due.count
+        guard !state.overflowed else { return }
+        if state.frameNow {
+            // The frame a join or a seek owes the watcher, queued at the time it shows (on a
+            // paused clock, the seek's own time) so that it comes before this command's echo.
+            // Left for the next write, it came after the echo, at the clock's time then: a
+            // seek and a resume before the watcher was woken lost the frame at the seek's time.
+            state.queued.append(.frames([now], from: now, to: now))
+            state.queuedFrames += 1
+            state.frameNow = false
+        } else {
+            guard let last = state.lastTime, last != now else { return }
+            let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
+            state.queuedDropped += skipped
+            if !due.isEmpty {
+                state.queued.append(.frames(due, from: last, to: now))
+                state.queuedFrames += due.count
+            }
         }
         state.lastTime = now
         // Bound what waits: drop the oldest frames beyond one backlog.

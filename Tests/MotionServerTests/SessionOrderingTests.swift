@@ -55,6 +55,41 @@ final class SessionOrderingTests: XCTestCase {
         XCTAssertTrue(written[3].contains(#""time":5"#), written[3])
     }
 
+    /// A seek on a paused session and a resume, both before the watcher is woken: the frame at
+    /// the seek's time comes between the two echoes (it once came after both, at the clock's
+    /// time when the watcher was woken, and the frame at the seek's time was never sent).
+    func testASeekFollowedByACommandBeforeAnyWriteKeepsTheSeeksFrame() throws {
+        let session = try session()
+        let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+        _ = lines(session, watcher, atWall: 0)
+        try session.apply(.pause, time: nil, atWall: 0.25)
+        try session.apply(.seek, time: 5, atWall: 0.3)
+        try session.apply(.resume, time: nil, atWall: 0.4)
+        let summary = Self.summary(lines(session, watcher, atWall: 0.55))
+        XCTAssertEqual(summary, ["0.1", "0.2", "paused", "seeked", "5", "resumed", "5.1"])
+    }
+
+    /// A command before a new watcher's first write: its first line is still a frame, at the
+    /// time the command found, and the echo follows it.
+    func testAJoiningWatchersFirstLineIsAFrameEvenWhenACommandCameFirst() throws {
+        let session = try session()
+        let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+        try session.apply(.pause, time: nil, atWall: 0.35)
+        XCTAssertEqual(Self.summary(lines(session, watcher, atWall: 0.5)), ["0.35", "paused"])
+        XCTAssertTrue(lines(session, watcher, atWall: 1).isEmpty, "nothing while paused")
+    }
+
+    /// Each line as its event name or its frame's time.
+    private static func summary(_ lines: [String]) -> [String] {
+        lines.map { line -> String in
+            if let range = line.range(of: #""event":""#) { return String(line[range.upperBound...].prefix { $0 != "\"" }) }
+            guard let range = line.range(of: #""time":"#) else { return line }
+            return String(line[range.upperBound...].prefix { $0 != "," })
+        }
+    }
+
     /// A watcher that is not read while commands keep coming (its client stopped reading)
     /// holds at most `maxBacklogEvents` echoes; one more ends it, and it is told so.
     func testAWatcherFurtherBehindThanTheEchoBacklogIsEndedAndToldSo() throws {
@@ -99,12 +134,7 @@ final class SessionOrderingTests: XCTestCase {
         try session.apply(.pause, time: nil, atWall: 1.75)   // clock 1.7: 1.0…1.7 crossed, 1.3…1.7 kept
         let written = produce(session, watcher, atWall: 2)
         XCTAssertEqual(written.dropped, 4 + 3 + 5)
-        let summary = written.lines.map { line -> String in
-            if let range = line.range(of: #""event":""#) { return String(line[range.upperBound...].prefix { $0 != "\"" }) }
-            guard let range = line.range(of: #""time":"#) else { return line }
-            return String(line[range.upperBound...].prefix { $0 != "," })
-        }
-        XCTAssertEqual(summary, ["paused", "resumed", "1.3", "1.4", "1.5", "1.6", "1.7", "paused"])
+        XCTAssertEqual(Self.summary(written.lines), ["paused", "resumed", "1.3", "1.4", "1.5", "1.6", "1.7", "paused"])
     }
 
     /// Each number a retarget sets counts against `maxRetargets`; one that would pass it is
