@@ -62,11 +62,12 @@ class PacedStream: @unchecked Sendable {
     }
 
     /// Guards the stream's state; subclasses' `fill` and `nextWake` run under it. A `Mutex`
-    /// (an `InlineLock`, which ThreadSanitizer can follow) is stored inside the stream, where `NSLock` was an object of its own holding a
-    /// separately allocated `pthread_mutex_t`: two allocations fewer a stream, two fewer
-    /// places the pacer's thread has to bring into the cache for every frame, and 3,186 →
-    /// 3,120 instructions a frame (callgrind, 200 streams; Benchmarks/README.md "Where a
-    /// streamed frame's user-space time goes").
+    /// (in an `InlineLock`, so that ThreadSanitizer can follow it) is stored inside the
+    /// stream, where `NSLock` was an object of its own holding a separately allocated
+    /// `pthread_mutex_t`: two allocations fewer a stream, two fewer places the pacer's thread
+    /// has to bring into the cache for every frame, and 3,186 → 3,120 instructions a frame
+    /// (callgrind, 200 streams; Benchmarks/README.md "Where a streamed frame's user-space
+    /// time goes").
     private let lock = InlineLock()
     private var pending: [UInt8] = []
     private var offset = 0

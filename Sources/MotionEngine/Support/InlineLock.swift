@@ -1,8 +1,8 @@
 import CSanitizerHooks
 import Synchronization
 
-/// A lock stored inside the object it guards: a `Mutex` over nothing, with the shape of
-/// `NSLock.withLock`, for the locks every request takes.
+/// A lock stored inside the object it guards: a `Mutex` (over one byte, see below), with the
+/// shape of `NSLock.withLock`, for the locks every request takes.
 ///
 /// `NSLock` is an object of its own holding a separately allocated `pthread_mutex_t`, and each
 /// `lock()`/`unlock()` goes through a class method into `pthread_mutex_lock`. A request took
