@@ -136,10 +136,12 @@ build() {
     fi
     # SwiftPM 6.3 plans the first build of the benchmarks after a file was added to or
     # removed from the main package with the path dependency's old file list ("cannot find
-    # 'NewType' in scope", or "missing inputs: …/Removed.swift"); the next build sees the
-    # new list.
-    if [ "$attempt" = 1 ] && grep -q -e "error: cannot find .* in scope" -e "because of missing inputs" "$TMP/build.log"; then
-      echo "(the build planned with an old file list; retrying once)"; continue
+    # 'NewType' in scope", or "missing inputs: …/Removed.swift"), and after a target was
+    # added to it with the old target list ("no such module 'CSanitizerHooks'", the first
+    # `make bench` after that target came); the next build sees the new lists.
+    if [ "$attempt" = 1 ] && grep -q -e "error: cannot find .* in scope" -e "because of missing inputs" \
+        -e "error: no such module" "$TMP/build.log"; then
+      echo "(the build planned with an old file or target list; retrying once)"; continue
     fi
     cat "$TMP/build.log" >&2
     return 1
