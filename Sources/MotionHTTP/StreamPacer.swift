@@ -16,8 +16,10 @@ import Synchronization
 /// tick rather than once per frame. A stream is woken at most one slot (1 ms) after
 /// its due time by the wheel, never before it.
 ///
-/// It never encodes anything (that happens on the libmicrohttpd worker that writes the
-/// socket), it only resumes connections. It takes its own lock only to file and take
+/// With direct writes (the default) its thread produces the due frames and sends them itself,
+/// in two passes a batch (`PacedStream.prepareWake`, `sendPrepared`); without, it only
+/// resumes connections, and libmicrohttpd's worker that writes the socket produces the
+/// frames. It takes its own lock only to file and take
 /// entries, never while calling into a stream, so streams may schedule while holding their
 /// own lock.
 ///
@@ -275,6 +277,8 @@ final class StreamPacer: @unchecked Sendable {
 
     private func run() {
         var due: [PacedStream] = []
+        /// Which streams of `due` have a chunk waiting for the second pass.
+        var prepared: [Bool] = []
         let maxSleepNanos = UInt64(Self.maxSleep * 1e9)
         while true {
             condition.lock()
@@ -299,8 +303,12 @@ final class StreamPacer: @unchecked Sendable {
             }
             condition.unlock()
             // One batch: libmicrohttpd picks up all these resumes in one pass over its
-            // suspended connections.
-            for stream in due { stream.wake() }
+            // suspended connections. Direct writes in two passes: every due frame is
+            // produced, then every one is sent (`PacedStream.prepareWake`).
+            prepared.removeAll(keepingCapacity: true)
+            for stream in due { prepared.append(stream.prepareWake()) }
+            for index in due.indices where prepared[index] { due[index].sendPrepared() }
+            if prepared.count > 65_536 { prepared = [] }
             // Releases the streams: one whose client has left is freed here. A batch far
             // larger than usual does not keep its memory.
             due.removeAll(keepingCapacity: due.count <= 65_536)

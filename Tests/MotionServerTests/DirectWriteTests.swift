@@ -254,6 +254,106 @@ final class DirectWriteTests: XCTestCase {
         }
     }
 
+    // MARK: - The pacer's two passes (`prepareWake`, then `sendPrepared`)
+
+    /// The first pass produces and frames every due frame and sends none; the second sends
+    /// them: the same chunks, bytes and counts as one `wake()` each.
+    func testTwoPassesSendWhatWakesWould() {
+        let streams = (0..<3).map { i in LineStream([["a\n"], ["frame \(i)\n"], ["next \(i)\n"]]) }
+        let connections = streams.map { _ in ScriptedConnection() }
+        for (stream, connection) in zip(streams, connections) {
+            stream.attach(connection, pacer: pacer)
+            park(stream, connection)
+        }
+        XCTAssertEqual(streams.map { $0.prepareWake() }, [true, true, true])
+        XCTAssertEqual(connections.map(\.sends), [0, 0, 0], "the first pass sends nothing")
+        XCTAssertEqual(streams.map(\.bytesSent), [2, 2, 2], "nor counts anything as sent")
+        for stream in streams { stream.sendPrepared() }
+        for (i, (stream, connection)) in zip(streams, connections).enumerated() {
+            XCTAssertEqual(dechunk(connection.written), ["frame \(i)\n"])
+            XCTAssertEqual(stream.bytesSent, 2 + "frame \(i)\n".utf8.count)
+            stream.sendPrepared()                 // nothing left: no second send
+            XCTAssertEqual(connection.sends, 1)
+        }
+        // The next batch goes the same way; then the end line, and the stream hands back.
+        XCTAssertTrue(streams[0].prepareWake())
+        streams[0].sendPrepared()
+        XCTAssertTrue(streams[0].prepareWake())
+        streams[0].sendPrepared()
+        XCTAssertEqual(dechunk(connections[0].written), ["frame 0\n", "next 0\n", "end\n"])
+        XCTAssertEqual(connections[0].resumes, 1)
+        XCTAssertEqual(readAll(streams[0]).last, .end)
+        XCTAssertEqual(connections.map(\.resumes), [1, 0, 0])
+    }
+
+    /// A wake from another thread between the passes (a session command's) does not write
+    /// around the prepared frame: that frame goes first, then what the wake made due.
+    func testAWakeBetweenThePassesComesAfterThePreparedFrame() {
+        let stream = LineStream([["a\n"], ["prepared\n"], ["echo\n"], ["later\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        XCTAssertTrue(stream.prepareWake())
+        stream.wake()
+        XCTAssertEqual(connection.sends, 0, "the wake leaves the prepared frame to the second pass")
+        stream.sendPrepared()
+        XCTAssertEqual(dechunk(connection.written), ["prepared\n", "echo\n"])
+        XCTAssertEqual(connection.resumes, 0)
+        XCTAssertEqual(stream.bytesSent, 2 + 9 + 5)
+    }
+
+    /// Direct writes stopped between the passes (the daemon is closing connections): the
+    /// prepared frame is not lost, libmicrohttpd sends it once the connection is resumed.
+    func testDirectWritesStoppedBetweenThePassesLeaveThePreparedFrameToLibmicrohttpd() {
+        let stream = LineStream([["a\n"], ["prepared\n"], ["later\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        XCTAssertTrue(stream.prepareWake())
+        stream.stopDirectWrites()
+        stream.sendPrepared()
+        XCTAssertEqual(connection.sends, 0)
+        stream.wake()                             // every wake resumes now
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertEqual(String(decoding: readAll(stream).bytes, as: UTF8.self), "prepared\nlater\n")
+    }
+
+    /// What the first pass cannot prepare it does as a wake: a connection without direct
+    /// writes is resumed; the rest of a partly sent chunk is finished first.
+    func testTheFirstPassDoesWhatAWakeDoesWhenNothingCanBePrepared() {
+        let plain = LineStream([["a\n"], ["b\n"]])
+        let plainConnection = ScriptedConnection(direct: false)
+        plain.attach(plainConnection, pacer: pacer)
+        park(plain, plainConnection)
+        XCTAssertFalse(plain.prepareWake())
+        XCTAssertEqual(plainConnection.resumes, 1)
+
+        let stream = LineStream([["a\n"], ["first frame\n"], ["second\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        connection.takes = [.sent(5)]
+        stream.wake()                             // 5 bytes of the first frame's chunk
+        XCTAssertFalse(stream.prepareWake(), "the rest is sent, and the next frame with it")
+        XCTAssertEqual(dechunk(connection.written), ["first frame\n", "second\n"])
+        stream.sendPrepared()
+        XCTAssertEqual(connection.sends, 3)
+    }
+
+    /// A prepared frame whose send finds the peer gone hands the connection back to be
+    /// aborted, as a wake's would.
+    func testAPreparedFrameToAPeerGoneAbortsTheConnection() {
+        let stream = LineStream([["a\n"], ["b\n"]])
+        let connection = ScriptedConnection()
+        stream.attach(connection, pacer: pacer)
+        park(stream, connection)
+        XCTAssertTrue(stream.prepareWake())
+        connection.takes = [.gone]
+        stream.sendPrepared()
+        XCTAssertEqual(connection.resumes, 1)
+        XCTAssertEqual(readAll(stream).last, .abort)
+    }
+
     func testChunkSizesAreHexadecimalWithoutLeadingZeros() {
         for (size, text) in [(1, "1"), (9, "9"), (10, "a"), (15, "f"), (16, "10"), (255, "ff"), (4096, "1000"), (65_535, "ffff"), (70_000, "11170")] {
             var buffer = [UInt8](repeating: 0, count: PacedStream.chunkSizeRoom.count) + [UInt8](repeating: 65, count: size)

@@ -7,17 +7,19 @@ import XCTest
 /// wake.
 /// (No upper bound on lateness is asserted: the machine may be busy.)
 final class StreamPacerTests: XCTestCase {
-    /// A stream that records when the pacer woke it.
+    /// A stream that records when the pacer woke it (the pacer's first pass over a batch,
+    /// `prepareWake`, is its wake; nothing is left for the second).
     private final class Recorder: PacedStream, @unchecked Sendable {
         let woken = NSCondition()
         private(set) var wakes: [UInt64] = []
 
-        override func wake() {
+        override func prepareWake() -> Bool {
             let now = MonotonicClock.now()
             woken.withLock {
                 wakes.append(now)
                 woken.broadcast()
             }
+            return false
         }
 
         func waitForWakes(_ count: Int, seconds: Double) -> [UInt64] {
@@ -102,8 +104,10 @@ final class StreamPacerTests: XCTestCase {
             dues.append(due)
             pacer.schedule(stream, at: due)
         }
+        // One deadline for all of them: a pacer that wakes nothing fails in 30 s, not 300 × 30.
+        let deadline = Date(timeIntervalSinceNow: 30)
         for (stream, due) in zip(streams, dues) {
-            let wakes = stream.waitForWakes(1, seconds: 30)
+            let wakes = stream.waitForWakes(1, seconds: max(0.01, deadline.timeIntervalSinceNow))
             XCTAssertEqual(wakes.count, 1)
             if let woken = wakes.first { XCTAssertGreaterThanOrEqual(woken, due, "never woken early") }
         }
@@ -202,6 +206,35 @@ final class StreamPacerTests: XCTestCase {
         XCTAssertEqual(stream.waitForWakes(2, seconds: 30).count, 2)
     }
 
+    /// The pacer serves a batch in two passes: every due stream prepares its frame, then every
+    /// one that prepared sends it, in the order they were filed (`PacedStream.prepareWake`).
+    func testABatchIsPreparedWholeBeforeAnythingIsSent() {
+        final class Log: @unchecked Sendable {
+            let condition = NSCondition()
+            var entries: [String] = []
+            func add(_ entry: String) { condition.withLock { entries.append(entry); condition.broadcast() } }
+        }
+        final class TwoPass: PacedStream, @unchecked Sendable {
+            let name: String, log: Log, prepares: Bool
+            init(_ name: String, _ log: Log, prepares: Bool) { self.name = name; self.log = log; self.prepares = prepares }
+            override func prepareWake() -> Bool { log.add("prepare \(name)"); return prepares }
+            override func sendPrepared() { log.add("send \(name)") }
+        }
+        let pacer = StreamPacer()
+        pacer.start()
+        defer { pacer.stop() }
+        let log = Log()
+        let streams = [TwoPass("a", log, prepares: true), TwoPass("b", log, prepares: false), TwoPass("c", log, prepares: true)]
+        let due = MonotonicClock.now() + 50_000_000
+        for stream in streams { pacer.schedule(stream, at: due) }
+        let entries = log.condition.withLock {
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while log.entries.count < 5, log.condition.wait(until: deadline) {}
+            return log.entries
+        }
+        XCTAssertEqual(entries, ["prepare a", "prepare b", "prepare c", "send a", "send c"])
+    }
+
     /// A replaced wake in the same 1 ms slot as its replacement: still one wake, and the
     /// other streams of the slot are all served.
     func testAReplacedWakeInTheSameSlotIsNotServedTwice() {
@@ -219,7 +252,8 @@ final class StreamPacerTests: XCTestCase {
         for other in others[2...] { pacer.schedule(other, at: later) }
         XCTAssertEqual(pacer.filedWakes, 7)
         XCTAssertEqual(stream.waitForWakes(1, seconds: 30).count, 1)
-        for other in others { XCTAssertEqual(other.waitForWakes(1, seconds: 30).count, 1) }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        for other in others { XCTAssertEqual(other.waitForWakes(1, seconds: max(0.01, deadline.timeIntervalSinceNow)).count, 1) }
         usleep(50_000)
         XCTAssertEqual(stream.wakes.count, 1, "one wake for the two entries")
         XCTAssertEqual(pacer.filedWakes, 0)
