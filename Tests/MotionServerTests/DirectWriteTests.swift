@@ -265,21 +265,21 @@ final class DirectWriteTests: XCTestCase {
             stream.attach(connection, pacer: pacer)
             park(stream, connection)
         }
-        XCTAssertEqual(streams.map { $0.prepareWake() }, [true, true, true])
+        XCTAssertEqual(streams.map { $0.prepareWake(by: pacer) }, [true, true, true])
         XCTAssertEqual(connections.map(\.sends), [0, 0, 0], "the first pass sends nothing")
         XCTAssertEqual(streams.map(\.bytesSent), [2, 2, 2], "nor counts anything as sent")
-        for stream in streams { stream.sendPrepared() }
+        for stream in streams { stream.sendPrepared(by: pacer) }
         for (i, (stream, connection)) in zip(streams, connections).enumerated() {
             XCTAssertEqual(dechunk(connection.written), ["frame \(i)\n"])
             XCTAssertEqual(stream.bytesSent, 2 + "frame \(i)\n".utf8.count)
-            stream.sendPrepared()                 // nothing left: no second send
+            stream.sendPrepared(by: pacer)  // nothing left: no second send
             XCTAssertEqual(connection.sends, 1)
         }
         // The next batch goes the same way; then the end line, and the stream hands back.
-        XCTAssertTrue(streams[0].prepareWake())
-        streams[0].sendPrepared()
-        XCTAssertTrue(streams[0].prepareWake())
-        streams[0].sendPrepared()
+        XCTAssertTrue(streams[0].prepareWake(by: pacer))
+        streams[0].sendPrepared(by: pacer)
+        XCTAssertTrue(streams[0].prepareWake(by: pacer))
+        streams[0].sendPrepared(by: pacer)
         XCTAssertEqual(dechunk(connections[0].written), ["frame 0\n", "next 0\n", "end\n"])
         XCTAssertEqual(connections[0].resumes, 1)
         XCTAssertEqual(readAll(streams[0]).last, .end)
@@ -293,10 +293,10 @@ final class DirectWriteTests: XCTestCase {
         let connection = ScriptedConnection()
         stream.attach(connection, pacer: pacer)
         park(stream, connection)
-        XCTAssertTrue(stream.prepareWake())
+        XCTAssertTrue(stream.prepareWake(by: pacer))
         stream.wake()
         XCTAssertEqual(connection.sends, 0, "the wake leaves the prepared frame to the second pass")
-        stream.sendPrepared()
+        stream.sendPrepared(by: pacer)
         XCTAssertEqual(dechunk(connection.written), ["prepared\n", "echo\n"])
         XCTAssertEqual(connection.resumes, 0)
         XCTAssertEqual(stream.bytesSent, 2 + 9 + 5)
@@ -309,9 +309,9 @@ final class DirectWriteTests: XCTestCase {
         let connection = ScriptedConnection()
         stream.attach(connection, pacer: pacer)
         park(stream, connection)
-        XCTAssertTrue(stream.prepareWake())
+        XCTAssertTrue(stream.prepareWake(by: pacer))
         stream.stopDirectWrites()
-        stream.sendPrepared()
+        stream.sendPrepared(by: pacer)
         XCTAssertEqual(connection.sends, 0)
         stream.wake()                             // every wake resumes now
         XCTAssertEqual(connection.resumes, 1)
@@ -325,7 +325,7 @@ final class DirectWriteTests: XCTestCase {
         let plainConnection = ScriptedConnection(direct: false)
         plain.attach(plainConnection, pacer: pacer)
         park(plain, plainConnection)
-        XCTAssertFalse(plain.prepareWake())
+        XCTAssertFalse(plain.prepareWake(by: pacer))
         XCTAssertEqual(plainConnection.resumes, 1)
 
         let stream = LineStream([["a\n"], ["first frame\n"], ["second\n"]])
@@ -334,9 +334,9 @@ final class DirectWriteTests: XCTestCase {
         park(stream, connection)
         connection.takes = [.sent(5)]
         stream.wake()                             // 5 bytes of the first frame's chunk
-        XCTAssertFalse(stream.prepareWake(), "the rest is sent, and the next frame with it")
+        XCTAssertFalse(stream.prepareWake(by: pacer), "the rest is sent, and the next frame with it")
         XCTAssertEqual(dechunk(connection.written), ["first frame\n", "second\n"])
-        stream.sendPrepared()
+        stream.sendPrepared(by: pacer)
         XCTAssertEqual(connection.sends, 3)
     }
 
@@ -347,9 +347,9 @@ final class DirectWriteTests: XCTestCase {
         let connection = ScriptedConnection()
         stream.attach(connection, pacer: pacer)
         park(stream, connection)
-        XCTAssertTrue(stream.prepareWake())
+        XCTAssertTrue(stream.prepareWake(by: pacer))
         connection.takes = [.gone]
-        stream.sendPrepared()
+        stream.sendPrepared(by: pacer)
         XCTAssertEqual(connection.resumes, 1)
         XCTAssertEqual(readAll(stream).last, .abort)
     }

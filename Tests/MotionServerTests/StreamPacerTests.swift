@@ -13,7 +13,7 @@ final class StreamPacerTests: XCTestCase {
         let woken = NSCondition()
         private(set) var wakes: [UInt64] = []
 
-        override func prepareWake() -> Bool {
+        override func prepareWake(by pacer: StreamPacer) -> Bool {
             let now = MonotonicClock.now()
             woken.withLock {
                 wakes.append(now)
@@ -217,8 +217,8 @@ final class StreamPacerTests: XCTestCase {
         final class TwoPass: PacedStream, @unchecked Sendable {
             let name: String, log: Log, prepares: Bool
             init(_ name: String, _ log: Log, prepares: Bool) { self.name = name; self.log = log; self.prepares = prepares }
-            override func prepareWake() -> Bool { log.add("prepare \(name)"); return prepares }
-            override func sendPrepared() { log.add("send \(name)") }
+            override func prepareWake(by pacer: StreamPacer) -> Bool { log.add("prepare \(name)"); return prepares }
+            override func sendPrepared(by pacer: StreamPacer) { log.add("send \(name)") }
         }
         let pacer = StreamPacer()
         pacer.start()
