@@ -19,9 +19,8 @@ import Synchronization
 /// With direct writes (the default) its thread produces the due frames and sends them itself,
 /// in two passes a batch (`PacedStream.prepareWake`, `sendPrepared`); without, it only
 /// resumes connections, and libmicrohttpd's worker that writes the socket produces the
-/// frames. It takes its own lock only to file and take
-/// entries, never while calling into a stream, so streams may schedule while holding their
-/// own lock.
+/// frames. It takes its own lock only to file and take entries, never while calling into a
+/// stream, so streams may schedule while holding their own lock.
 ///
 /// The pacer never sleeps longer than `maxSleep` at a time, however far away the next frame
 /// is (a stream at `speed=1e-10` is due in centuries, a date no timed wait can take): wakes
