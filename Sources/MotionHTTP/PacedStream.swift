@@ -192,12 +192,7 @@ class PacedStream: @unchecked Sendable {
             if preparedSize > 0 {
                 // A frame the pacer produced and had not sent yet: libmicrohttpd sends it
                 // once the connection is resumed, before anything newer.
-                let bodyStart = Self.chunkSizeRoom.count
-                pending.removeAll(keepingCapacity: true)
-                pending.append(contentsOf: unsent[bodyStart..<(bodyStart + preparedSize)])
-                offset = 0
-                unsent.removeAll(keepingCapacity: true)
-                unsentOffset = 0
+                handUnsentChunkToLibmicrohttpd(size: preparedSize)
                 preparedSize = 0
             }
         }
@@ -360,21 +355,26 @@ class PacedStream: @unchecked Sendable {
         return size
     }
 
+    /// Moves the body (`size` bytes) of the chunk framed in `unsent`, none of it sent, to the
+    /// buffer libmicrohttpd's reads take from (it frames the bytes itself). Lock held.
+    private func handUnsentChunkToLibmicrohttpd(size: Int) {
+        let bodyStart = Self.chunkSizeRoom.count
+        pending.removeAll(keepingCapacity: true)
+        pending.append(contentsOf: unsent[bodyStart..<(bodyStart + size)])
+        offset = 0
+        unsent.removeAll(keepingCapacity: true)
+        unsentOffset = 0
+    }
+
     /// Sends the chunk `produceChunk` framed in `unsent` (its body `size` bytes) and files
     /// the stream's next wake, or hands the connection back. Lock held.
     private func sendChunk(size: Int, pacer: StreamPacer, now: UInt64) {
-        let bodyStart = Self.chunkSizeRoom.count
         switch sendUnsent(now: now) {
         case .gone:
             return handBack(abort: true)
         case .sent(let count) where count == 0:
-            // The socket took nothing: libmicrohttpd sends these bytes once it can, from
-            // the buffer its reads take from.
-            pending.removeAll(keepingCapacity: true)
-            pending.append(contentsOf: unsent[bodyStart..<(bodyStart + size)])
-            offset = 0
-            unsent.removeAll(keepingCapacity: true)
-            unsentOffset = 0
+            // The socket took nothing: libmicrohttpd sends these bytes once it can.
+            handUnsentChunkToLibmicrohttpd(size: size)
             return handBack(abort: false)
         case .sent:
             sentBytes += size

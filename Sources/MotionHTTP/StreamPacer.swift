@@ -304,12 +304,11 @@ final class StreamPacer: @unchecked Sendable {
             // One batch: libmicrohttpd picks up all these resumes in one pass over its
             // suspended connections. Direct writes in two passes: every due frame is
             // produced, then every one is sent (`PacedStream.prepareWake`).
-            prepared.removeAll(keepingCapacity: true)
             for stream in due { prepared.append(stream.prepareWake(by: self)) }
             for index in due.indices where prepared[index] { due[index].sendPrepared(by: self) }
-            if prepared.count > 65_536 { prepared = [] }
             // Releases the streams: one whose client has left is freed here. A batch far
             // larger than usual does not keep its memory.
+            prepared.removeAll(keepingCapacity: prepared.count <= 65_536)
             due.removeAll(keepingCapacity: due.count <= 65_536)
         }
     }

@@ -23,8 +23,11 @@ final class StreamPacerTests: XCTestCase {
         }
 
         func waitForWakes(_ count: Int, seconds: Double) -> [UInt64] {
+            waitForWakes(count, until: Date(timeIntervalSinceNow: seconds))
+        }
+
+        func waitForWakes(_ count: Int, until deadline: Date) -> [UInt64] {
             woken.withLock {
-                let deadline = Date(timeIntervalSinceNow: seconds)
                 while wakes.count < count, woken.wait(until: deadline) {}
                 return wakes
             }
@@ -107,7 +110,7 @@ final class StreamPacerTests: XCTestCase {
         // One deadline for all of them: a pacer that wakes nothing fails in 30 s, not 300 × 30.
         let deadline = Date(timeIntervalSinceNow: 30)
         for (stream, due) in zip(streams, dues) {
-            let wakes = stream.waitForWakes(1, seconds: max(0.01, deadline.timeIntervalSinceNow))
+            let wakes = stream.waitForWakes(1, until: deadline)
             XCTAssertEqual(wakes.count, 1)
             if let woken = wakes.first { XCTAssertGreaterThanOrEqual(woken, due, "never woken early") }
         }
@@ -253,7 +256,7 @@ final class StreamPacerTests: XCTestCase {
         XCTAssertEqual(pacer.filedWakes, 7)
         XCTAssertEqual(stream.waitForWakes(1, seconds: 30).count, 1)
         let deadline = Date(timeIntervalSinceNow: 30)
-        for other in others { XCTAssertEqual(other.waitForWakes(1, seconds: max(0.01, deadline.timeIntervalSinceNow)).count, 1) }
+        for other in others { XCTAssertEqual(other.waitForWakes(1, until: deadline).count, 1) }
         usleep(50_000)
         XCTAssertEqual(stream.wakes.count, 1, "one wake for the two entries")
         XCTAssertEqual(pacer.filedWakes, 0)
