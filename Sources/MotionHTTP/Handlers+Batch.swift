@@ -6,7 +6,10 @@ extension Handlers {
     /// document is compiled under the usual per-document limits; together they may hold at
     /// most `max-samples` samples and `max-response-bytes` of answer, and there may be at
     /// most `max-batch-documents` of them (422 naming the limit). One bad document is its
-    /// own problem object (with its `status`) and does not fail the others.
+    /// own problem object (with its `status`) and does not fail the others. Each answer is
+    /// the one `/v1/timelines` gives (with `output.simplify`, the reduced keyframes); the
+    /// batch answers the `json` format only, and a document asking for another is its own
+    /// 422 at `/output/format`.
     func batch(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refuseComputing(request) { return refusal.response }
         let json: JSON
@@ -34,14 +37,17 @@ extension Handlers {
         }
 
         let limits = configuration.limits
-        enum Result { case timeline(Timeline), problem([UInt8]) }
-        var results: [Result] = []
+        var results: [[UInt8]] = []
         results.reserveCapacity(documents.count)
         var samples = 0
         var bytes = 0.0
         for (index, document) in documents.enumerated() {
-            do {
-                let timeline = try compiler.compile(DocumentDecoder(limits: limits).decode(document))
+            do throws(DocumentError) {
+                let decoded = try DocumentDecoder(limits: limits).decode(document)
+                if decoded.output.format != .json {
+                    throw DocumentError([Problem(pointer: "/output/format", message: "a batch answers the json format only; POST this document to /v1/timelines for '\(decoded.output.format.rawValue)'", kind: .invalid)])
+                }
+                let timeline = try compiler.compile(decoded)
                 let (count, overflow) = timeline.frameCount.multipliedReportingOverflow(by: max(1, timeline.tracks.count))
                 samples = overflow ? Int.max : samples.addingReportingOverflow(count).overflow ? Int.max : samples + count
                 if samples > limits.maxSamples {
@@ -55,11 +61,13 @@ extension Handlers {
                         message: "the answers of documents 0…\(index) would be up to about \(format(bytes.rounded(.up))) bytes together, over the limit of \(limits.maxResponseBytes) bytes (max-response-bytes)",
                         kind: .invalid)])).response
                 }
-                results.append(.timeline(timeline))
+                // As /v1/timelines encodes it: with `simplify`, the reduction (whose own limits
+                // make a 422 for this document alone).
+                results.append(try TimelineExport.encode(timeline).body)
             } catch {
                 let problem = ProblemDetails.from(error).response.bodyBytes
                 bytes += Double(problem.count + 1)
-                results.append(.problem(problem))
+                results.append(problem)
             }
         }
         let digest = revalidation.tag ?? RequestTag.digest(for: json, kind: "batch")
@@ -71,10 +79,7 @@ extension Handlers {
         body.append(contentsOf: Array(#"{"results":["#.utf8))
         for (index, result) in results.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
-            switch result {
-            case .timeline(let timeline): body.append(contentsOf: TimelineEncoder.encode(timeline))
-            case .problem(let problem): body.append(contentsOf: problem)
-            }
+            body.append(contentsOf: result)
         }
         body.append(contentsOf: Array("]}".utf8))
         return .json(200, body, headers: [("ETag", tag)])

@@ -138,6 +138,40 @@ final class AuthoringEndpointTests: ServerTestCase {
         XCTAssertEqual(get.status, 405)
     }
 
+    /// Each result is the `/v1/timelines` answer byte for byte, `simplify` included (the batch
+    /// used to encode the frame grid whatever `output` asked for); a format other than `json`
+    /// is that document's own 422 at `/output/format` (it used to be answered silently as
+    /// `json`), and a reduction over its limits is that document's own 422 too.
+    func testBatchAnswersSimplifyAsTimelinesAndRefusesOtherFormats() throws {
+        let server = try startServer()
+        let simplified = #"{"fps":60,"target":{"x":0},"output":{"simplify":{"tolerance":0.1}},"motion":{"type":"tween","duration":1,"easing":"ease-in-out","properties":[{"path":"x","to":100}]}}"#
+        let plain = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":0.3,"properties":[{"path":"x","to":1}]}}"#
+        let alone = try post(server, "/v1/timelines", simplified)
+        XCTAssertEqual(alone.status, 200, alone.text)
+        // Reduced: each track has its own keyframe times, fewer than the 61 frames.
+        let keyframeTimes = try XCTUnwrap(alone.json()["tracks"]?[0]?["times"]?.array)
+        XCTAssertLessThan(keyframeTimes.count, 61)
+        XCTAssertNil(try alone.json()["times"])
+        var documents = [simplified, plain]
+        for format in ["csv", "svg", "css", "waapi", "lottie"] {
+            documents.append(#"{"fps":10,"target":{"x":0},"output":{"format":"\#(format)"},"motion":{"type":"tween","duration":0.3,"properties":[{"path":"x","to":1}]}}"#)
+        }
+        let response = try post(server, "/v1/timelines/batch", "{\"documents\":[\(documents.joined(separator: ","))]}")
+        XCTAssertEqual(response.status, 200, response.text)
+        let results = try XCTUnwrap(response.json()["results"]?.array)
+        XCTAssertEqual(results.count, 7)
+        XCTAssertEqual(results[0], try alone.json())
+        XCTAssertEqual(results[1], try timeline(server, plain))
+        for (index, format) in ["csv", "svg", "css", "waapi", "lottie"].enumerated() {
+            let problem = results[index + 2]
+            XCTAssertEqual(problem["status"]?.int, 422, format)
+            XCTAssertEqual(problem["errors"]?[0]?["pointer"]?.string, "/output/format", format)
+            XCTAssertTrue(problem["errors"]?[0]?["message"]?.string?.contains("json format only") ?? false, format)
+        }
+        // The bytes too: the reduced answer appears in the batch exactly as /v1/timelines sent it.
+        XCTAssertTrue(response.text.contains(alone.text.trimmingCharacters(in: .newlines)))
+    }
+
     func testBatchLimitsOnDocumentsAndTotalSamples() throws {
         let server = try startServer(["--max-batch-documents", "3", "--max-samples", "50"])
         // 11 frames × 2 tracks = 22 samples each.

@@ -230,6 +230,27 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try computations(server, "compute"), 3)
     }
 
+    /// Curve segments count toward the inline bound too (`--max-segments`, held to
+    /// `--inline-max-samples` on a connection thread): 200 elements × 199 spring segments in a
+    /// 1,000-byte document with 400 samples compiled for 0.4 s on a connection thread, and a
+    /// few clients sending it held `/healthz` for seconds. It now goes to the pool, with the
+    /// same answer.
+    func testSpringKeyframesOnManyElementsGoToThePool() throws {
+        let server = try startServer()
+        let pooled = try startServer(["--inline-max-body-bytes", "0"])
+        let zeros = "[" + Array(repeating: "0", count: 200).joined(separator: ",") + "]"
+        let keyframes = "[" + (0..<200).map { String($0 % 2) }.joined(separator: ",") + "]"
+        let json = #"{"fps":1,"target":{"i":\#(zeros)},"window":{"start":0,"end":1},"output":{"events":false,"final":false},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"properties":[{"path":"i.*","keyframes":\#(keyframes)}]}}"#
+        XCTAssertLessThanOrEqual(json.utf8.count, 1024)
+        let a = try post(server, "/v1/timelines", json, headers: [("X-Request-Id", "same-id")])
+        let b = try post(pooled, "/v1/timelines", json, headers: [("X-Request-Id", "same-id")])
+        XCTAssertEqual(a.status, 200, a.text)
+        XCTAssertEqual(a.body, b.body)
+        XCTAssertEqual(try a.json()["frameCount"], 2)
+        XCTAssertEqual(try computations(server, "connection"), 0)
+        XCTAssertEqual(try computations(server, "compute"), 1)
+    }
+
     func testTheAnswerIsTheSameInlineAndOnThePool() throws {
         let inline = try startServer()
         let pooled = try startServer(["--inline-max-body-bytes", "0"])

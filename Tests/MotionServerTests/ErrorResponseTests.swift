@@ -262,6 +262,22 @@ final class ErrorResponseTests: ServerTestCase {
         XCTAssertEqual(fits.status, 200, fits.text)
     }
 
+    /// `--max-segments` (and its environment variable): a 422 at the property that crossed it.
+    func testSegmentLimitIs422AtThePropertyNamingTheLimit() throws {
+        for server in [try startServer(["--max-segments", "30"]), try startServer(environment: ["MOTION_MAX_SEGMENTS": "30"])] {
+            // 4 elements × 9 keyframe segments = 36 > 30.
+            let body = try rejected(server, """
+                {"fps": 1, "target": {"a": [0, 0, 0, 0]}, "motion": {"type": "tween", "duration": 1, "properties": [{"path": "a.*", "keyframes": [0, 1, 0, 1, 0, 1, 0, 1, 0, 1]}]}}
+                """, status: 422, type: "/problems/invalid-document")
+            assertSingleError(body, pointer: "/motion/properties/0/keyframes", messageContains: ["30 curve segments", "max-segments"])
+            // 3 × 9 = 27 fits.
+            let fits = try post(server, "/v1/timelines", """
+                {"fps": 1, "target": {"a": [0, 0, 0]}, "motion": {"type": "tween", "duration": 1, "properties": [{"path": "a.*", "keyframes": [0, 1, 0, 1, 0, 1, 0, 1, 0, 1]}]}}
+                """)
+            XCTAssertEqual(fits.status, 200, fits.text)
+        }
+    }
+
     func testInfiniteRepeatFarIntoTheWindowDoesNotHangAWorker() throws {
         // Regression: cycles before the window are skipped, never walked one by one, and a
         // window further than 4e15 cycles in is a 422 rather than a spinning worker.

@@ -132,7 +132,8 @@ extension TrackBuilder {
     mutating func addKeyframes(_ property: TweenProperty, _ keyframes: TweenKeyframes, start: Double, timing: CycleTiming,
                                easing: Easing, reverseEasing: Easing?, blending: Blending)
         -> [(track: Int, curve: Curve, duration: Double, blending: Blending)] {
-        guard let leaves = resolveKeyframes(path: property.path, pointer: property.pointer, values: keyframes.values, at: start) else { return [] }
+        guard let leaves = resolveKeyframes(path: property.path, pointer: property.pointer, values: keyframes.values, at: start),
+              charge(leaves.count, weight: max(1, keyframes.values.count - 1), at: property.pointer + "/keyframes") else { return [] }
         let easings = keyframes.easings.map { $0 ?? easing }
         var homeward: [(track: Int, curve: Curve, duration: Double, blending: Blending)] = []
         for item in leaves {

@@ -12,7 +12,8 @@ extension TrackBuilder {
     /// with the cycle timing it got; nil after a problem (reported).
     mutating func addSpringTimed(_ property: TweenProperty, spec: MotionSpec, curve: SpringCurve, start: Double,
                                  node: NodeTiming, blending: Blending) -> (legs: [Leg], timing: CycleTiming)? {
-        guard var leaves = resolve(path: property.path, pointer: property.pointer, from: property.from, to: property.to, at: start) else {
+        guard var leaves = resolve(path: property.path, pointer: property.pointer, from: property.from, to: property.to, at: start),
+              charge(leaves.count, weight: Self.springSegmentWeight, at: property.pointer) else {
             return nil
         }
         for index in leaves.indices { leaves[index].from = rebase(leaves[index], blending) }

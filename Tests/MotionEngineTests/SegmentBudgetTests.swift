@@ -1,0 +1,113 @@
+import XCTest
+@testable import MotionEngine
+
+/// `EngineLimits.maxSegments` (`--max-segments`): the curve segments the compiler builds for one
+/// document are counted as it builds them, so a small document can no longer ask for minutes
+/// of compiling and gigabytes of segments (spring keyframes over a wildcard, a repeated group,
+/// bouncing bodies). Each test puts a document exactly at the budget (compiled) and one
+/// segment over it (refused at the property that crossed it).
+final class SegmentBudgetTests: XCTestCase {
+    private func limits(_ segments: Int) -> EngineLimits {
+        var limits = EngineLimits.default
+        limits.maxSegments = segments
+        return limits
+    }
+
+    /// `count` zeros under `items`, for a wildcard path `items.*`.
+    private func items(_ count: Int) -> String {
+        "[" + Array(repeating: "0", count: count).joined(separator: ",") + "]"
+    }
+
+    private func keyframes(_ count: Int) -> String {
+        "[" + (0..<count).map { String($0 % 2) }.joined(separator: ",") + "]"
+    }
+
+    private func assertOverBudget(_ error: DocumentError, at pointer: String, limit: Int,
+                                  file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(error.problems.count, 1, "\(error.problems)", file: file, line: line)
+        XCTAssertEqual(error.problems.first?.pointer, pointer, file: file, line: line)
+        let message = error.problems.first?.message ?? ""
+        XCTAssertTrue(message.contains("max-segments") && message.contains("\(limit) curve segments"), message, file: file, line: line)
+    }
+
+    func testTweenKeyframesCountOnePerSegmentOnEveryElement() throws {
+        // 10 elements × 10 keyframe segments = 100.
+        let document = { (elements: Int) in
+            #"{"fps":1,"target":{"items":\#(self.items(elements))},"motion":{"type":"tween","duration":1,"properties":[{"path":"items.*","keyframes":\#(self.keyframes(11))}]}}"#
+        }
+        XCTAssertEqual(try compile(document(10), limits: limits(100)).tracks.count, 10)
+        assertOverBudget(problems(document(10), limits: limits(99)), at: "/motion/properties/0/keyframes", limit: 99)
+        assertOverBudget(problems(document(11), limits: limits(100)), at: "/motion/properties/0/keyframes", limit: 100)
+    }
+
+    func testSpringSegmentsCountTenEach() throws {
+        // 10 elements × 10 segments × 10.
+        let keyed = #"{"fps":1,"target":{"items":\#(items(10))},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"properties":[{"path":"items.*","keyframes":\#(keyframes(11))}]}}"#
+        XCTAssertEqual(try compile(keyed, limits: limits(1000)).tracks.count, 10)
+        assertOverBudget(problems(keyed, limits: limits(999)), at: "/motion/properties/0/keyframes", limit: 999)
+        XCTAssertEqual(TrackBuilder.springSegmentWeight, 10)
+        // Without keyframes a spring is one segment an element, ten units.
+        let plain = #"{"fps":1,"target":{"items":\#(items(10))},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"properties":[{"path":"items.*","to":1}]}}"#
+        XCTAssertEqual(try compile(plain, limits: limits(100)).tracks.count, 10)
+        assertOverBudget(problems(plain, limits: limits(99)), at: "/motion/properties/0", limit: 99)
+        // A tween timed by a spring curve solves the same spring: ten units an element too.
+        let timed = #"{"fps":1,"target":{"items":\#(items(10))},"motion":{"type":"tween","timing":{"duration":1,"curve":{"type":"spring","mass":1,"tension":100,"friction":10}},"properties":[{"path":"items.*","to":1}]}}"#
+        XCTAssertEqual(try compile(timed, limits: limits(100)).tracks.count, 10)
+        assertOverBudget(problems(timed, limits: limits(99)), at: "/motion/properties/0", limit: 99)
+    }
+
+    func testEveryPlayOfARepeatedGroupCounts() throws {
+        // A group's children are compiled again in each of its cycles: 5 elements × 4 plays.
+        let repeated = #"{"fps":1,"target":{"items":\#(items(5))},"motion":{"type":"group","repeat":3,"children":[{"type":"tween","duration":1,"properties":[{"path":"items.*","to":1}]}]}}"#
+        XCTAssertEqual(try compile(repeated, limits: limits(20)).tracks.count, 5)
+        let error = problems(repeated, limits: limits(19))
+        assertOverBudget(error, at: "/motion/children/0/properties/0", limit: 19)
+    }
+
+    func testPhysicsBouncesCountOneEach() throws {
+        // One segment for the element, then one per bounce forward and back: the reverse is
+        // built whether or not the node reverses (a reversing parent may run it). With
+        // `reverses` every one of those bounces is a `collided` event.
+        let document = { (reverses: Bool) in
+            #"{"fps":1,"target":{"x":0},"motion":{"type":"physics","reverses":\#(reverses),"velocity":1000,"friction":0.5,"restitution":0.9,"collisions":true,"properties":[{"path":"x","to":1}]}}"#
+        }
+        let bounces = try compile(document(true)).events.filter { $0.kind == .collided }.count
+        let forward = try compile(document(false)).events.filter { $0.kind == .collided }.count
+        XCTAssertGreaterThan(forward, 10)
+        XCTAssertGreaterThan(bounces, forward)
+        for reverses in [false, true] {
+            XCTAssertNoThrow(try TimelineCompiler(limits: limits(1 + bounces)).compile(Array(document(reverses).utf8)))
+            assertOverBudget(problems(document(reverses), limits: limits(bounces)), at: "/motion/properties/0", limit: bounces)
+        }
+    }
+
+    func testDecayAndPathsCountTheirTracks() throws {
+        let decay = #"{"fps":1,"target":{"items":\#(items(4))},"motion":{"type":"decay","velocity":100,"properties":[{"path":"items.*"}]}}"#
+        XCTAssertEqual(try compile(decay, limits: limits(4)).tracks.count, 4)
+        assertOverBudget(problems(decay, limits: limits(3)), at: "/motion/properties/0", limit: 3)
+        // x, y and the rotation.
+        let path = #"{"fps":1,"target":{"p":{"x":0,"y":0},"r":0},"motion":{"type":"path","path":"M0 0 L100 0","duration":1,"output":"p","rotation":"r"}}"#
+        XCTAssertEqual(try compile(path, limits: limits(3)).tracks.count, 3)
+        assertOverBudget(problems(path, limits: limits(2)), at: "/motion", limit: 2)
+    }
+
+    /// Once over, the compiler stops: one problem, not one for every later property or play.
+    func testTheFirstPropertyOverTheBudgetStopsTheCompiler() {
+        let document = #"{"fps":1,"target":{"a":\#(items(50)),"b":\#(items(50))},"motion":{"type":"group","repeat":1000,"children":[{"type":"tween","duration":1,"properties":[{"path":"a.*","to":1},{"path":"b.*","to":1}]}]}}"#
+        let error = problems(document, limits: limits(120))
+        // a (50), b (50), then a again: 150 > 120, in the second play.
+        assertOverBudget(error, at: "/motion/children/0/properties/0", limit: 120)
+    }
+
+    /// The default, 1,000,000 (documented). A spring through 1,000 keyframes (the most a
+    /// property may have) of 101 numbers each is 101 × 999 × 10 = 1,008,990 units: refused
+    /// before any of its segments is solved.
+    func testTheDefaultBudget() {
+        XCTAssertEqual(EngineLimits.default.maxSegments, 1_000_000)
+        let zeros = "[" + Array(repeating: "0", count: 101).joined(separator: ",") + "]"
+        let ones = zeros.replacingOccurrences(of: "0", with: "1")
+        let frames = "[" + (0..<1000).map { $0 % 2 == 0 ? zeros : ones }.joined(separator: ",") + "]"
+        let document = #"{"fps":1,"target":{"x":\#(zeros)},"window":{"start":0,"end":1},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"properties":[{"path":"x","keyframes":\#(frames)}]}}"#
+        assertOverBudget(problems(document), at: "/motion/properties/0/keyframes", limit: 1_000_000)
+    }
+}
