@@ -405,6 +405,50 @@ if created:
         expect(method, path, None, 404, "Problem", f"{method} {path} after delete")
 print("sessions: create, watch (NDJSON and SSE), commands, retarget, conflicts, delete checked")
 
+# --- The answers libmicrohttpd makes before a request reaches the routes (schemathesis cannot
+# send them): an oversized head (431) and an unknown HTTP version (505), each against its
+# response in the spec. Every problem type a response pins must be one `Problem.type` lists.
+import socket
+from urllib.parse import urlsplit
+
+listed = set(spec["components"]["schemas"]["Problem"]["properties"]["type"]["enum"])
+for name, response in spec["components"]["responses"].items():
+    schema = response.get("content", {}).get("application/problem+json", {}).get("schema", {})
+    for part in schema.get("allOf", []):
+        pinned = part.get("properties", {}).get("type", {}).get("const")
+        if pinned and pinned not in listed:
+            problems.append(f"responses/{name}: type {pinned} is not in Problem.type's enum")
+
+
+def raw_answer(head):
+    split = urlsplit(url)
+    with socket.create_connection((split.hostname, split.port), timeout=10) as raw:
+        raw.sendall(head)
+        data = b""
+        while chunk := raw.recv(65536):
+            data += chunk
+    status_line, _, rest = data.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+
+
+def check_response(name, body, what):
+    schema = spec["components"]["responses"][name]["content"]["application/problem+json"]["schema"]
+    validator = jsonschema_rs.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema",
+                                             **schema, "components": spec["components"]})
+    for error in validator.iter_errors(json.loads(body)):
+        problems.append(f"{what}: {body[:300]!r} does not match responses/{name}: {error}")
+
+
+for head, status, name in [
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n", 431, "HeadersTooLarge"),
+        (b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", 505, "HTTPVersionNotSupported")]:
+    got, body = raw_answer(head)
+    if got != status:
+        problems.append(f"{name}: answered {got}, expected {status}")
+    else:
+        check_response(name, body, name)
+print("431 and 505 answers validated against their responses")
+
 # --- SIGTERM with a /v1/streams response paced at real time over 60 s.
 document = {"motion": {"type": "tween", "duration": 60, "properties": [{"path": "x", "from": 0, "to": 1}]}}
 started = time.monotonic()
