@@ -170,6 +170,50 @@ final class SpringTranslatorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(checked, 65)
     }
 
+    /// Springs at the edges of what a request may give, in every forward form: every entry of
+    /// `forms` they are answered with can be posted back and is the same spring; an entry whose
+    /// numbers its own form would refuse is null. The first is the adversarial review's case:
+    /// `stiffness-dampingRatio` said stiffness 999999999999999.9, refused when posted back.
+    func testEveryNonNullFormOfAnExtremeSpringCanBePostedBack() throws {
+        let light = try describe(#"{"stiffness":1e12,"damping":1e6,"mass":1e-3}"#)
+        XCTAssertEqual(light["forms"]?.objectValue?["stiffness-dampingRatio"], .null)
+        XCTAssertNotNil(light["forms"]?.objectValue?["stiffness-damping-mass"]?.objectValue)
+
+        var generator = SplitMix64(seed: 0x5B_2026)
+        func logUniform(_ low: Double, _ high: Double) -> Double {
+            let unit = Double(generator.next() >> 11) * 0x1p-53
+            return exp(log(low) + unit * (log(high) - log(low)))
+        }
+        var bodies = [#"{"stiffness":1e12,"damping":1e6,"mass":1e-3}"#, #"{"stiffness":1e12,"damping":1e12,"mass":1e-4}"#,
+                      #"{"mass":1e12,"tension":1e-6,"friction":1e-3}"#]
+        for _ in 0..<12 {
+            bodies.append(#"{"stiffness":\#(logUniform(1e-6, 1e12)),"damping":\#(logUniform(1e-6, 1e12)),"mass":\#(logUniform(1e-6, 1e12))}"#)
+            bodies.append(#"{"response":\#(logUniform(1e-6, 3600)),"dampingRatio":\#(logUniform(1e-3, 1000))}"#)
+            bodies.append(#"{"stiffness":\#(logUniform(1e-6, 1e12)),"dampingRatio":\#(logUniform(1e-3, 1000))}"#)
+        }
+        var accepted = 0, nulls = 0
+        for body in bodies {
+            guard refusal(body) == nil else { continue }
+            accepted += 1
+            let answer = try describe(body)
+            let omega = try XCTUnwrap(number(answer, "naturalFrequency"))
+            let zeta = try XCTUnwrap(number(answer, "dampingRatio"))
+            for (key, value) in try XCTUnwrap(answer["forms"]?.objectValue).pairs {
+                guard case .object = value else { nulls += 1; continue }
+                let text = String(decoding: value.serialized, as: UTF8.self)
+                if let problem = refusal(text) {
+                    XCTFail("\(body): forms.\(key) \(text) refused: \(problem.problems)")
+                    continue
+                }
+                let back = try describe(text)
+                assertRelative(number(back, "naturalFrequency"), omega, 1e-9, "\(body) via \(key): ω0")
+                assertRelative(number(back, "dampingRatio"), zeta, 1e-9, "\(body) via \(key): ζ")
+            }
+        }
+        XCTAssertGreaterThan(accepted, 12)
+        XCTAssertGreaterThan(nulls, 1)
+    }
+
     // MARK: - Metrics against sampling the kernel
 
     func testMetricsAgreeWithSampledKernel() throws {
