@@ -365,16 +365,17 @@ struct Handlers: Sendable {
     func retarget(_ request: HTTPRequest) -> HTTPResponse {
         guard let session = lookup(request) else { return notFound(request) }
         if let refusal = refuseChange(request, to: session) { return refusal }
-        let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (String, JSON, SpringParameters)? in
+        let decoded = Self.decodeBody(request.body) { reader, diagnostics -> (String, JSON, SpringParameters, String)? in
             let path = reader.string("path", required: true)
             let to = reader.value("to", required: true)
-            let hasSpring = SpringParameters.fieldNames.contains(where: reader.has)
-            let spring = hasSpring ? SpringParameters.decode(from: reader, diagnostics) : Timeline.defaultRetargetSpring
+            // The field a spring that never comes to rest is blamed on: its first, or `to`.
+            let springField = SpringParameters.fieldNames.first(where: reader.has)
+            let spring = springField != nil ? SpringParameters.decode(from: reader, diagnostics) : Timeline.defaultRetargetSpring
             reader.finish()
             guard let path, let to, let spring else { return nil }
-            return (path, to, spring)
+            return (path, to, spring, springField ?? "to")
         }
-        guard case .success(let (path, to, spring)) = decoded else {
+        guard case .success(let (path, to, spring, springField)) = decoded else {
             if case .failure(let problem) = decoded { return problem.response }
             return ProblemDetails.badRequest("invalid retarget").response
         }
@@ -382,6 +383,9 @@ struct Handlers: Sendable {
         do {
             try session.retarget(path: path, to: to, spring: spring, atWall: wall)
         } catch {
+            if case .invalid(let message, RetargetError.springField?) = error {
+                return Self.problem(.invalid(message, field: springField), pointer: "/path").response
+            }
             return Self.problem(error, pointer: "/path").response
         }
         return .json(200, session.stateDocument(atWall: wall))

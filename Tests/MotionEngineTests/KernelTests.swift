@@ -678,8 +678,8 @@ final class KernelTests: XCTestCase {
         expectProblem(#"{"type":"spring","response":1000,"dampingRatio":0.001}"#, .invalid, at: p, "more than 3600 s")
         // At rest from the start: nothing to draw.
         expectProblem(#"{"type":"spring","response":1,"restDelta":2,"restSpeed":100}"#, .invalid, at: p, "at rest from the start")
-        // Overflowing constants.
-        expectProblem(#"{"type":"spring","response":1e-300}"#, .invalid, at: p, "out of range")
+        // Overflowing constants: at the form's first field, not the object.
+        expectProblem(#"{"type":"spring","response":1e-300}"#, .invalid, at: "\(p)/response", "out of range")
     }
 
     func testSpringParameterDecoderLeavesOtherFormsToTheCaller() throws {

@@ -236,6 +236,16 @@ final class SessionEndpointTests: ServerTestCase {
         let padded = try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"p","to":{"x":2,"pad":"xxxxxxxx"}}"#), status: 422)
         XCTAssertEqual(padded["errors"]?[0]?["pointer"]?.string, "/to", "\(padded)")
         XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["retargets"]?.array?.count, 0)
+        // A spring the retarget gives that is at fault is named by its first field, not `to`
+        // (found by an adversarial review): one that never rests within the limit, and
+        // parameters out of range (they pointed at `/to` and at the body, "").
+        for (body, pointer) in [(#"{"path":"p.x","to":1,"response":1e9,"dampingRatio":1e-9}"#, "/response"),
+                                (#"{"path":"p.x","to":1,"stiffness":1e300,"damping":1e-300,"mass":1}"#, "/stiffness"),
+                                (#"{"path":"p.x","to":1,"response":5e-324,"dampingRatio":1}"#, "/response")] {
+            let refused = try assertProblem(post(server, "/v1/sessions/\(id)/retarget", body), status: 422)
+            XCTAssertEqual(refused["errors"]?[0]?["pointer"]?.string, pointer, "\(body): \(refused)")
+        }
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["retargets"]?.array?.count, 0)
     }
 
     func testRetargetsPastTheSessionsLimitAreRefusedWith409() throws {

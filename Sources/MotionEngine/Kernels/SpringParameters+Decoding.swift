@@ -145,7 +145,10 @@ extension SpringParameters {
         let omegaSquared = parameters.stiffness / parameters.mass
         let rate = parameters.damping / parameters.mass
         guard omegaSquared.isFinite, omegaSquared > 0, rate.isFinite, parameters.dampingRatio.isFinite else {
-            diagnostics.invalid(reader.pointer, "these spring parameters are out of range: stiffness/mass and damping/mass must be finite and stiffness/mass positive")
+            // At the first of the spring's fields (the object holds other members too: a
+            // retarget's `path` and `to`, a node's properties).
+            let field = fieldNames.first(where: reader.has).map(reader.pointer) ?? reader.pointer
+            diagnostics.invalid(field, "these spring parameters are out of range: stiffness/mass and damping/mass must be finite and stiffness/mass positive")
             return nil
         }
         return parameters

@@ -13,6 +13,10 @@ public struct RetargetError: Error, Sendable, Equatable {
     /// redirected) or `to` (the value).
     public var field: String
 
+    /// `field` of a spring that does not come to rest: the request's spring fields are at
+    /// fault, and the caller knows which it was given (`to` when it gave none).
+    public static let springField = "spring"
+
     public init(kind: Kind, message: String, field: String = "to") {
         self.kind = kind
         self.message = message
@@ -94,7 +98,7 @@ extension Timeline {
         do {
             rest = try SpringSettling.settle(kernels.map(\.kernel), restDelta: 0.01, restSpeed: 0.01)
         } catch {
-            throw RetargetError(kind: .invalid, message: error.message)
+            throw RetargetError(kind: .invalid, message: error.message, field: RetargetError.springField)
         }
         for (index, kernel) in kernels {
             let curve = DynamicCurve(legs: [DynamicCurve.Leg(kernel: .spring(kernel, settle: rest), duration: rest)])
