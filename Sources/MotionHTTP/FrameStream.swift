@@ -14,6 +14,8 @@ final class FrameStream: PacedStream, @unchecked Sendable {
     private let metrics: ServiceMetrics
     /// Phases of the grid a paced stream starts on (`StreamPacer.gridTick(atOrAfter:phases:)`).
     private let gridPhases: UInt64
+    /// The timeline's share of `--max-live-segments`, given back when the stream is freed.
+    var liveSegments: LiveSegmentBudget.Reservation?
 
     init(encoder: FrameStreamEncoder, speed: Double, chunkBytes: Int, metrics: ServiceMetrics, gridPhases: UInt64) {
         self.encoder = encoder

@@ -13,6 +13,8 @@ struct Handlers: Sendable {
     let playground: PlaygroundAssets
     /// Documents computed without a problem, for 304s without computing (`ValidatedTags`).
     let validatedTags = ValidatedTags()
+    /// Segments held by open streams and live sessions (`--max-live-segments`).
+    let liveSegments: LiveSegmentBudget
 
     init(configuration: ServerConfiguration, state: ServiceState, streams: StreamRegistry, sessions: SessionRegistry, metrics: ServiceMetrics) {
         self.configuration = configuration
@@ -23,6 +25,7 @@ struct Handlers: Sendable {
         self.easingCatalogue = Easing.catalogue.serialized
         self.openAPIDocument = PackageResources.openapi_yaml
         self.playground = PlaygroundAssets()
+        self.liveSegments = LiveSegmentBudget(limit: configuration.maxLiveSegments)
     }
 
     func router() -> Router {
@@ -174,10 +177,14 @@ struct Handlers: Sendable {
         case .failure(let problem): return problem.response
         case nil: return .computeOnPool
         }
+        guard let reservation = liveSegments.reserve(timeline.segments) else {
+            return liveSegments.refusal("stream", segments: timeline.segments).response
+        }
         let format = Self.streamFormat(request)
         let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: format),
                                  speed: speed, chunkBytes: configuration.streamChunkBytes, metrics: metrics,
                                  gridPhases: configuration.pacerPhases)
+        stream.liveSegments = reservation
         guard streams.register(stream, limit: configuration.maxStreams) else {
             return ProblemDetails.unavailable("too many open streams (max-streams \(configuration.maxStreams))").response
         }
@@ -288,9 +295,14 @@ struct Handlers: Sendable {
         // from now with direct writes, one tick without), so that the frames of sessions
         // created at different times come due in the same pacer wake.
         let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now(), phases: configuration.pacerPhases)) / 1e9
+        // Given back when the session is freed; a session the registry refuses frees it at once.
+        guard let reservation = liveSegments.reserve(timeline.segments) else {
+            return liveSegments.refusal("session", segments: timeline.segments).response
+        }
         let make = { (id: String) in
             LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames,
-                        maxBacklogEvents: configuration.maxBacklogEvents, maxRetargets: configuration.maxRetargets)
+                        maxBacklogEvents: configuration.maxBacklogEvents, maxRetargets: configuration.maxRetargets,
+                        liveSegments: reservation)
         }
         let session: LiveSession
         switch chosen.map({ sessions.create(id: $0, make) }) ?? sessions.create(make).map(SessionRegistry.Creation.created) ?? .full {

@@ -77,8 +77,13 @@ final class LiveSession: @unchecked Sendable {
         var frameNow = true
     }
 
-    init(id: String, timeline: Timeline, speed: Double, wall: Double, maxBacklogFrames: Int, maxBacklogEvents: Int, maxRetargets: Int) {
+    /// The timeline's share of `--max-live-segments`, given back when the session is freed.
+    let liveSegments: LiveSegmentBudget.Reservation?
+
+    init(id: String, timeline: Timeline, speed: Double, wall: Double, maxBacklogFrames: Int, maxBacklogEvents: Int, maxRetargets: Int,
+         liveSegments: LiveSegmentBudget.Reservation? = nil) {
         self.id = id
+        self.liveSegments = liveSegments
         self.timeline = timeline
         self.clock = SessionClock(start: timeline.window.start, end: timeline.window.end, speed: speed, wall: wall)
         self.maxBacklogFrames = maxBacklogFrames

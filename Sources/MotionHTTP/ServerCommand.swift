@@ -42,6 +42,8 @@ struct ServerCommand: ParsableCommand {
     var maxStreams: Int?
     @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
     var maxSessions: Int?
+    @Option(help: "Curve segments (as --max-segments counts them) held by open streams and live sessions together; a stream or session that would pass it is refused with 503 (env MOTION_MAX_LIVE_SEGMENTS; default 10000000).")
+    var maxLiveSegments: Int?
     @Option(help: "Watchers of one session, 1…100000 (env MOTION_MAX_WATCHERS; default 100).")
     var maxWatchers: Int?
     @Option(help: "Seconds a session may go unwatched before it is removed, positive and finite (env MOTION_SESSION_TTL; default 300).")
@@ -105,6 +107,7 @@ struct ServerCommand: ParsableCommand {
         if config.limits.maxResponseBytes < 1 { throw ValidationError("--max-response-bytes must be positive") }
         if config.maxStreams < 0 { throw ValidationError("--max-streams must not be negative") }
         if config.maxSessions < 0 { throw ValidationError("--max-sessions must not be negative") }
+        if config.maxLiveSegments < 1 { throw ValidationError("--max-live-segments must be positive") }
         // Finite: `inf` would keep an unwatched session for ever, and NaN compares false.
         if !(config.sessionTTL > 0) || !config.sessionTTL.isFinite {
             throw ValidationError("--session-ttl must be a positive, finite number of seconds")
@@ -192,6 +195,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(maxBatchDocuments, "MOTION_MAX_BATCH_DOCUMENTS") { config.maxBatchDocuments = v }
         if let v: Int = try value(maxStreams, "MOTION_MAX_STREAMS") { config.maxStreams = v }
         if let v: Int = try value(maxSessions, "MOTION_MAX_SESSIONS") { config.maxSessions = v }
+        if let v: Int = try value(maxLiveSegments, "MOTION_MAX_LIVE_SEGMENTS") { config.maxLiveSegments = v }
         if let v: Int = try value(maxWatchers, "MOTION_MAX_WATCHERS") { config.maxWatchers = v }
         if let v: Double = try value(sessionTtl, "MOTION_SESSION_TTL") { config.sessionTTL = v }
         if let v: Int = try value(maxBacklogFrames, "MOTION_MAX_BACKLOG_FRAMES") { config.maxBacklogFrames = v }

@@ -74,6 +74,9 @@ struct ServerConfiguration: Sendable {
     var pacerPhases: UInt64 { streamDirectWrites ? 4 : 1 }
     /// Live sessions at once (503 beyond).
     var maxSessions = 1_000
+    /// Curve segments held by open streams and live sessions together (`LiveSegmentBudget`;
+    /// 503 beyond): about 1 GB of tween keyframes at most, 2.5 GB of plain tracks.
+    var maxLiveSegments = 10_000_000
     /// Watchers of one session (429 beyond).
     var maxWatchers = 100
     /// Seconds a session may go unwatched before it is removed.

@@ -35,7 +35,9 @@ final class SegmentBudgetTests: XCTestCase {
         let document = { (elements: Int) in
             #"{"fps":1,"target":{"items":\#(self.items(elements))},"motion":{"type":"tween","duration":1,"properties":[{"path":"items.*","keyframes":\#(self.keyframes(11))}]}}"#
         }
-        XCTAssertEqual(try compile(document(10), limits: limits(100)).tracks.count, 10)
+        let timeline = try compile(document(10), limits: limits(100))
+        XCTAssertEqual(timeline.tracks.count, 10)
+        XCTAssertEqual(timeline.segments, 100, "the count the live budget reserves")
         assertOverBudget(problems(document(10), limits: limits(99)), at: "/motion/properties/0/keyframes", limit: 99)
         assertOverBudget(problems(document(11), limits: limits(100)), at: "/motion/properties/0/keyframes", limit: 100)
     }

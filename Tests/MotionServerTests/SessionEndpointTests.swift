@@ -248,6 +248,42 @@ final class SessionEndpointTests: ServerTestCase {
         XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["retargets"]?.array?.count, 0)
     }
 
+    /// `--max-live-segments`: the segments the timelines of open streams and live sessions
+    /// hold together are bounded (a session of tween keyframes at `--max-segments` held
+    /// 95 MB, and 1,000 sessions were allowed); a stream or session past it is a 503 naming
+    /// the limit, and what a deleted session or a closed stream held is given back.
+    func testLiveSegmentsOfStreamsAndSessionsAreBoundedTogether() throws {
+        let server = try startServer(["--max-live-segments", "25"])
+        // Ten elements: ten segments; the stream lasts 60 s so that it stays open.
+        let ten = #"{"fps":10,"target":{"a":[0,0,0,0,0,0,0,0,0,0]},"motion":{"type":"tween","duration":60,"properties":[{"path":"a.*","to":1}]}}"#
+        let (first, _) = try createSession(server, ten)
+        let (second, _) = try createSession(server, ten)
+        let full = try assertProblem(post(server, "/v1/sessions?speed=1", ten), status: 503)
+        XCTAssertTrue(full["detail"]?.string?.contains("max-live-segments") ?? false, "\(full)")
+        try assertProblem(post(server, "/v1/streams?speed=1", ten), status: 503)
+        // A document of five fits beside the twenty held.
+        let five = ten.replacingOccurrences(of: "[0,0,0,0,0,0,0,0,0,0]", with: "[0,0,0,0,0]")
+        let (third, _) = try createSession(server, five)
+
+        // Deleting a session gives its segments back; a stream takes them.
+        XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(first)").status, 204)
+        let client = try server.client(readTimeout: 5)
+        try client.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")], body: Array(ten.utf8))
+        XCTAssertEqual(try client.readResponseHead().status, 200)
+        try assertProblem(post(server, "/v1/sessions?speed=1", five), status: 503)
+        // Closing the stream gives them back once the stream is freed (at its next pacer wake).
+        client.close()
+        let deadline = Date().addingTimeInterval(10)
+        var status = 0
+        repeat {
+            status = try post(server, "/v1/sessions?speed=1", ten).status
+            if status != 201 { Thread.sleep(forTimeInterval: 0.05) }
+        } while status != 201 && Date() < deadline
+        XCTAssertEqual(status, 201, "the closed stream's segments were not given back")
+        for id in [second, third] { XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204) }
+        assertHealthy(server)
+    }
+
     func testRetargetsPastTheSessionsLimitAreRefusedWith409() throws {
         let server = try startServer(["--max-retargets", "2"])
         let (id, _) = try createSession(server, linear())

@@ -20,6 +20,9 @@ public struct Timeline: Sendable {
     public var schedule: Schedule? = nil
     /// The limits it was compiled under (the encoders bound their work and output by them).
     public internal(set) var limits = EngineLimits.default
+    /// The curve segments compiled for it, as `EngineLimits.maxSegments` counts them (a
+    /// spring's 10): about what it holds in memory.
+    public internal(set) var segments = 0
 
     /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {

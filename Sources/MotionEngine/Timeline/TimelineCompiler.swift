@@ -43,6 +43,7 @@ public struct TimelineCompiler: Sendable {
                                 options: document.output, target: document.target)
         if document.output.schedule { timeline.schedule = scheduler.schedule.output }
         timeline.limits = limits
+        timeline.segments = builder.segments
         try checkOutputSize(timeline, for: use)
         return timeline
     }
