@@ -541,6 +541,93 @@ def probe_amplification(binary, short):
         server.stop()
 
 
+def metric_value(server, series):
+    """One series of /metrics, as text (e.g. 'motion_computations_total{thread="connection"}')."""
+    metrics = request(server, "GET", "/metrics")[2].decode()
+    return re.search(r"^" + re.escape(series) + r" (\S+)", metrics, re.M).group(1)
+
+
+def server_cpu_seconds(server):
+    """The server's user + system CPU time so far, in seconds."""
+    with open(f"/proc/{server.process.pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def compile_work_documents():
+    """Small documents that asked the compiler for minutes and gigabytes before it counted
+    curve segments (`--max-segments`; docs/reliability.md, "compiler work"), with what they
+    cost then on the release build."""
+    items = lambda n: {"items": [{"o": 0} for _ in range(n)]}
+    spring = {"type": "spring", "response": 0.3, "dampingRatio": 0.5}
+    return {
+        # 93 KB: 85 s and 1.9 GB.
+        "spring keyframes on 9,000 elements": {
+            "fps": 1, "target": items(9000), "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
+            "motion": {**spring, "stagger": {"each": 0.001},
+                       "properties": [{"path": "items.*.o", "keyframes": [i % 2 for i in range(1000)]}]}},
+        # 72 KB: 32 s and 10 GB.
+        "9,000 bodies bouncing 10,000 times": {
+            "fps": 1, "target": items(9000), "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
+            "motion": {"type": "physics", "velocity": 1000, "friction": 1e-6, "restitution": 0.999304443359375, "collisions": True,
+                       "properties": [{"path": "items.*.o", "to": 1}]}},
+        # 2 KB: 88 s.
+        "a group repeating spring keyframes 1,000 times": {
+            "fps": 1, "target": items(100), "output": {"events": False, "final": False},
+            "motion": {"type": "group", "repeat": 1000, "children": [
+                {**spring, "properties": [{"path": "items.*.o", "keyframes": [i % 2 for i in range(100)]}]}]}},
+    }
+
+
+def probe_compile_work(binary, short):
+    """Documents that multiply the compiler's work (wildcards, stagger, repeats, bounces):
+    each refused with a 422 naming max-segments, in seconds of CPU and without gigabytes,
+    while /healthz stays quick; a 1,000-byte one of spring keyframes is computed on the pool,
+    not on a connection thread; and sessions of the largest allowed document stop at
+    max-live-segments with a 503 instead of holding 95 MB each (ten at the default, about
+    1 GB; three in the short run, which lowers the limit to 3,000,000)."""
+    live = 3 if short else 10
+    server = Server(binary, *(["--max-live-segments", "3000000"] if short else []))
+    try:
+        figures = {}
+        base = server.rss()
+        with HealthSampler(server) as sampler:
+            for name, document in compile_work_documents().items():
+                before = server_cpu_seconds(server)
+                status, _, body, _ = post_json(server, "/v1/timelines", json.dumps(document), timeout=120)
+                cpu = server_cpu_seconds(server) - before
+                check(status == 422 and b"max-segments" in body, f"compile work, {name}: {status} {body[:200]!r}")
+                check(cpu < 10, f"compile work, {name}: {cpu:.1f} s of CPU")
+                figures[name] = round(cpu, 2)
+            # 1,000 bytes, 200 elements × 199 spring segments: 0.4 s on a connection thread before.
+            small = {"fps": 1, "target": {"i": [0] * 200}, "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
+                     "motion": {"type": "spring", "response": 0.3, "dampingRatio": 0.5,
+                                "properties": [{"path": "i.*", "keyframes": [j % 2 for j in range(200)]}]}}
+            connection = float(metric_value(server, 'motion_computations_total{thread="connection"}'))
+            status, _, body, _ = post_json(server, "/v1/timelines", json.dumps(small, separators=(",", ":")), timeout=60)
+            check(status == 200, f"compile work, the small document: {status} {body[:200]!r}")
+            check(float(metric_value(server, 'motion_computations_total{thread="connection"}')) == connection,
+                  "compile work: the small document of spring keyframes was computed on a connection thread")
+        figures.update(sampler.report("compile work", limit_ms=250.0))
+        growth = server.rss() - base
+        check(growth < 300 * 1024 * 1024, f"compile work: resident memory grew {growth / 1e6:.0f} MB")
+        # Sessions at --max-segments: tween keyframes on 9,000 elements, 999,000 segments each.
+        session = {"fps": 1, "target": {"items": [{"o": 0} for _ in range(9000)]}, "output": {"events": False, "final": False},
+                   "motion": {"type": "tween", "duration": 1, "properties": [{"path": "items.*.o", "keyframes": [i % 2 for i in range(112)]}]}}
+        statuses = []
+        for _ in range(live + 2):
+            status, _, _, _ = post_json(server, "/v1/sessions?speed=0.000001", json.dumps(session), timeout=60)
+            statuses.append(status)
+            if status == 503:
+                break
+        check(statuses[-1] == 503 and statuses.count(201) == live, f"compile work, live sessions: {statuses}")
+        server.assert_alive("compile work")
+        figures.update({"sessions": statuses.count(201), "rss_growth_mb": round((server.rss() - base) / 1e6, 1)})
+        return figures
+    finally:
+        server.stop()
+
+
 def probe_disconnect_storm(binary, short):
     """Streams and session watchers aborted at once, six rounds: gauges to 0, memory back.
 
@@ -947,6 +1034,7 @@ PROBES = {
     "churn": probe_churn,
     "mutation-fuzz": probe_mutation_fuzz,
     "amplification": probe_amplification,
+    "compile-work": probe_compile_work,
     "disconnect-storm": probe_disconnect_storm,
     "sigterm": probe_sigterm,
     "session-races": probe_session_races,
