@@ -4,7 +4,8 @@ import MotionEngine
 extension Handlers {
     /// `{"documents": [document, …]}` → `{"results": [answer or problem, …]}` in order. Each
     /// document is compiled under the usual per-document limits; together they may hold at
-    /// most `max-samples` samples and `max-response-bytes` of answer, and there may be at
+    /// most `max-samples` samples, `max-segments` curve segments and `max-response-bytes` of
+    /// answer, and there may be at
     /// most `max-batch-documents` of them (422 naming the limit). One bad document is its
     /// own problem object (with its `status`) and does not fail the others. Each answer is
     /// the one `/v1/timelines` gives (with `output.simplify`, the reduced keyframes); the
@@ -40,6 +41,7 @@ extension Handlers {
         var results: [[UInt8]] = []
         results.reserveCapacity(documents.count)
         var samples = 0
+        var segments = 0
         var bytes = 0.0
         for (index, document) in documents.enumerated() {
             do throws(DocumentError) {
@@ -53,6 +55,15 @@ extension Handlers {
                 if samples > limits.maxSamples {
                     return ProblemDetails.from(DocumentError([Problem(pointer: JSONPointer.appending("/documents", index),
                         message: "documents 0…\(index) hold \(samples == Int.max ? "too many" : String(samples)) samples together, over the limit of \(limits.maxSamples) for a batch (max-samples)",
+                        kind: .invalid)])).response
+                }
+                // The compiler's work, summed as the samples are: each document may reach
+                // max-segments alone, so a batch stops within twice that (100 documents of
+                // spring keyframes at the limit were 100 × 0.9 s of one pool thread).
+                segments = segments.addingReportingOverflow(timeline.segments).overflow ? Int.max : segments + timeline.segments
+                if segments > limits.maxSegments {
+                    return ProblemDetails.from(DocumentError([Problem(pointer: JSONPointer.appending("/documents", index),
+                        message: "documents 0…\(index) compile \(segments == Int.max ? "too many" : String(segments)) curve segments together, over the limit of \(limits.maxSegments) for a batch (max-segments)",
                         kind: .invalid)])).response
                 }
                 bytes += OutputSize.estimate(timeline, for: .response, limit: limits.maxResponseBytes) + 1

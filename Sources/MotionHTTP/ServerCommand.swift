@@ -36,7 +36,7 @@ struct ServerCommand: ParsableCommand {
     var maxSegments: Int?
     @Option(help: "Largest answer in bytes, estimated before encoding: a whole timeline, one stream frame with its events, one session watcher read (env MOTION_MAX_RESPONSE_BYTES; default 67108864).")
     var maxResponseBytes: Int?
-    @Option(help: "Documents in one /v1/timelines/batch request; their samples together are bounded by --max-samples and their answer by --max-response-bytes (env MOTION_MAX_BATCH_DOCUMENTS; default 100).")
+    @Option(help: "Documents in one /v1/timelines/batch request; their samples together are bounded by --max-samples, their curve segments by --max-segments and their answer by --max-response-bytes (env MOTION_MAX_BATCH_DOCUMENTS; default 100).")
     var maxBatchDocuments: Int?
     @Option(help: "Simultaneous streams (env MOTION_MAX_STREAMS; default 10000).")
     var maxStreams: Int?

@@ -172,6 +172,19 @@ final class AuthoringEndpointTests: ServerTestCase {
         XCTAssertTrue(response.text.contains(alone.text.trimmingCharacters(in: .newlines)))
     }
 
+    /// The documents of a batch compile at most `--max-segments` curve segments together, as
+    /// their samples are bounded together (each may reach it alone).
+    func testBatchLimitsTheSegmentsOfAllItsDocuments() throws {
+        let server = try startServer(["--max-segments", "25"])
+        // Ten elements: ten segments each.
+        let ten = #"{"fps":1,"target":{"a":[0,0,0,0,0,0,0,0,0,0]},"motion":{"type":"tween","duration":1,"properties":[{"path":"a.*","to":1}]}}"#
+        XCTAssertEqual(try post(server, "/v1/timelines/batch", "{\"documents\":[\(ten),\(ten)]}").status, 200)
+        let over = try assertProblem(post(server, "/v1/timelines/batch", "{\"documents\":[\(ten),\(ten),\(ten)]}"), status: 422)
+        XCTAssertEqual(over["errors"]?[0]?["pointer"]?.string, "/documents/2", "\(over)")
+        XCTAssertTrue(over["errors"]?[0]?["message"]?.string?.contains("30 curve segments together") ?? false, "\(over)")
+        XCTAssertTrue(over["errors"]?[0]?["message"]?.string?.contains("max-segments") ?? false, "\(over)")
+    }
+
     func testBatchLimitsOnDocumentsAndTotalSamples() throws {
         let server = try startServer(["--max-batch-documents", "3", "--max-samples", "50"])
         // 11 frames × 2 tracks = 22 samples each.
