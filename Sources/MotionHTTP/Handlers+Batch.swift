@@ -42,6 +42,8 @@ extension Handlers {
         results.reserveCapacity(documents.count)
         var samples = 0
         var segments = 0
+        // Keyframe reduction (`simplify`) spends at most one answer's evaluations in all.
+        var evaluations = TimelineExport.maxTotalEvaluations
         var bytes = 0.0
         for (index, document) in documents.enumerated() {
             do throws(DocumentError) {
@@ -74,7 +76,13 @@ extension Handlers {
                 }
                 // As /v1/timelines encodes it: with `simplify`, the reduction (whose own limits
                 // make a 422 for this document alone).
-                results.append(try TimelineExport.encode(timeline).body)
+                if let simplify = timeline.options.simplify, timeline.options.layout == .tracks {
+                    let reduced = try TimelineExport.reduce(timeline, tolerance: simplify.tolerance, interpolation: simplify.interpolation,
+                                                            budget: &evaluations)
+                    results.append(TimelineEncoder.encode(timeline, reduced: reduced))
+                } else {
+                    results.append(try TimelineExport.encode(timeline).body)
+                }
             } catch {
                 let problem = ProblemDetails.from(error).response.bodyBytes
                 bytes += Double(problem.count + 1)

@@ -123,7 +123,7 @@ struct Handlers: Sendable {
     /// Whether a timeline compiled by `inlineCompiler(limit)` is small enough to answer on
     /// the connection thread: frames × tracks plus events (they count as samples) within `limit`.
     static func fitsInline(_ timeline: Timeline, limit: Int) -> Bool {
-        timeline.frameCount * max(1, timeline.tracks.count) + timeline.events.count <= limit
+        timeline.frameCount * max(1, timeline.layers) + timeline.events.count <= limit
     }
 
     func readiness(_ request: HTTPRequest) -> HTTPResponse {

@@ -229,4 +229,35 @@ final class KeyframeReducerTests: XCTestCase {
             XCTAssertEqual(error as? KeyframeReducer.ReductionError, .tooManyKeyframes(limit: 10))
         }
     }
+
+    /// A batch shares one reduction budget among its documents (`TimelineExport.reduce(…,
+    /// budget:)`): a reduction spends from it, one that needs more than is left is refused
+    /// saying so, and evaluations of a track with additive layers cost one more per layer.
+    func testReductionSpendsFromASharedBudget() throws {
+        let jagged = "linear(" + (0..<20).map { $0 % 2 == 0 ? "0" : "1" }.joined(separator: ",") + ")"
+        let timeline = try compile(#"{"fps":1,"target":{"x":0},"output":{"simplify":{"tolerance":0.01}},"motion":{"type":"tween","duration":1,"easing":"\#(jagged)","properties":[{"path":"x","to":100}]}}"#)
+        var budget = TimelineExport.maxTotalEvaluations
+        let alone = try TimelineExport.reduce(timeline, tolerance: 0.01, interpolation: .linear, budget: &budget)
+        let spent = TimelineExport.maxTotalEvaluations - budget
+        XCTAssertEqual(spent, alone.reduce(0) { $0 + $1.evaluations })
+        XCTAssertGreaterThan(spent, 1000)
+        var exact = spent
+        XCTAssertEqual(try TimelineExport.reduce(timeline, tolerance: 0.01, interpolation: .linear, budget: &exact).map(\.times), alone.map(\.times))
+        XCTAssertEqual(exact, 0)
+        var short = spent - 1
+        do {
+            _ = try TimelineExport.reduce(timeline, tolerance: 0.01, interpolation: .linear, budget: &short)
+            XCTFail("reduced with less than it needs")
+        } catch {
+            XCTAssertEqual(error.problems.first?.pointer, "/output/simplify/tolerance")
+            XCTAssertTrue(error.problems.first?.message.contains("what is left of its batch's 5000000") ?? false, "\(error.problems)")
+        }
+        // The same curve added on itself ten times: each evaluation adds up ten layers.
+        let layered = try compile(#"{"fps":1,"target":{"x":0},"motion":{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"easing":"\#(jagged)","properties":[{"path":"x","to":100}]}]}}"#)
+        XCTAssertEqual(layered.tracks[0].evaluationCost, 11)
+        var layeredBudget = TimelineExport.maxTotalEvaluations
+        let reduced = try TimelineExport.reduce(layered, tolerance: 0.01, interpolation: .linear, budget: &layeredBudget)
+        XCTAssertEqual(TimelineExport.maxTotalEvaluations - layeredBudget, 11 * reduced.reduce(0) { $0 + $1.evaluations })
+    }
+
 }

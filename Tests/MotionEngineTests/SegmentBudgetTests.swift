@@ -93,6 +93,34 @@ final class SegmentBudgetTests: XCTestCase {
         assertOverBudget(problems(path, limits: limits(2)), at: "/motion", limit: 2)
     }
 
+    /// An additive motion's play is charged one more for each additive layer already on its
+    /// track (its start reads the track's value, which adds them all up): N plays of one
+    /// additive tween cost N + N(N − 1)/2. 33,000 of them (234 bytes) compiled for 21 s.
+    func testAdditiveLayersAreChargedAsTheyPileUp() throws {
+        let document = #"{"fps":1,"target":{"x":0},"motion":{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"x","to":1}]}]}}"#
+        let timeline = try compile(document, limits: limits(55))
+        XCTAssertEqual(timeline.segments, 55)
+        XCTAssertEqual(timeline.tracks[0].additive.count, 10)
+        XCTAssertEqual(timeline.layers, 11)
+        assertOverBudget(problems(document, limits: limits(54)), at: "/motion/children/0/properties/0", limit: 54)
+    }
+
+    /// Each additive layer is evaluated at every frame, so frames × (tracks + layers) is what
+    /// `maxSamples` bounds: 3,000 layers over 1,000,001 frames took 26 s when it counted tracks.
+    func testAdditiveLayersCountAsSamples() throws {
+        // 10 layers on one track over 11 frames (10 s at 1 fps): 11 × 11 = 121. (The estimate
+        // checked before the frames are counted allows 1 % and two frames more: 12 × 11 ≤
+        // 1.01 × 129 + 2.)
+        let document = #"{"fps":1,"target":{"x":0},"motion":{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"x","to":1}]}]}}"#
+        var fits = EngineLimits.default
+        fits.maxSamples = 129
+        XCTAssertEqual(try compile(document, limits: fits).frameCount, 11)
+        fits.maxSamples = 120
+        let error = problems(document, limits: fits)
+        let message = error.problems.first?.message ?? ""
+        XCTAssertTrue(message.contains("max-samples") && message.contains("1 track with 10 additive layers"), message)
+    }
+
     /// Once over, the compiler stops: one problem, not one for every later property or play.
     func testTheFirstPropertyOverTheBudgetStopsTheCompiler() {
         let document = #"{"fps":1,"target":{"a":\#(items(50)),"b":\#(items(50))},"motion":{"type":"group","repeat":1000,"children":[{"type":"tween","duration":1,"properties":[{"path":"a.*","to":1},{"path":"b.*","to":1}]}]}}"#

@@ -73,6 +73,8 @@ public enum SVGEncoder: TimelineFormatEncoder {
         let width: Double, height: Double, laneHeight: Double
         var out = JSONWriter(capacity: 1 << 16)
         var spent = 0
+        /// Envelope evaluations of additive layers (`curve`).
+        var layerSpent = 0
 
         init(timeline: Timeline, width: Double, height: Double, laneHeight: Double) {
             self.timeline = timeline
@@ -233,19 +235,33 @@ public enum SVGEncoder: TimelineFormatEncoder {
         /// from `output.simplify`) that exceeds the limits is a 422 naming that field.
         mutating func curve(_ track: Track, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
                             required: String? = nil) throws(DocumentError) -> (ReducedTrack?, [(Double, Double)]) {
+            // Each evaluation adds up the track's additive layers too; a reduction that fails
+            // is charged all it was allowed (uncharged, 337 lanes of a jagged easing each spent
+            // their whole allowance: 11 s for one plot).
+            let cost = track.evaluationCost
             var limits = KeyframeReducer.Limits(maxKeyframes: Int(2 * plotWidth) + 16, maxEvaluations: 1_000_000)
-            limits.maxEvaluations = min(limits.maxEvaluations, TimelineExport.maxTotalEvaluations - spent)
-            if limits.maxEvaluations > 0, tolerance.isFinite, tolerance > 0,
-               let reduced = try? KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
-                                                        interpolation: interpolation, limits: limits) {
-                spent += reduced.evaluations
-                return (reduced, [])
+            limits.maxEvaluations = max(0, min(limits.maxEvaluations, TimelineExport.maxTotalEvaluations - spent)) / cost
+            if limits.maxEvaluations > 0, tolerance.isFinite, tolerance > 0 {
+                if let reduced = try? KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
+                                                             interpolation: interpolation, limits: limits) {
+                    spent += reduced.evaluations * cost
+                    return (reduced, [])
+                }
+                spent += limits.maxEvaluations * cost
             }
             if let required {
                 throw DocumentError([Problem(pointer: required, message: "track '\(track.path)' needs more than \(limits.maxKeyframes) keyframes (two per pixel column of the plot) or \(limits.maxEvaluations) curve evaluations to stay within \(format(tolerance)); use a larger tolerance", kind: .invalid)])
             }
             var points: [(Double, Double)] = []
             let columns = max(1, Int(plotWidth))
+            // The envelope: 4 evaluations a pixel column (at most 337 lanes × 4 × 8,192 in all),
+            // and as many again for each additive layer, which the plot bounds as it bounds
+            // reductions.
+            let (layered, overflow) = (4 * columns).multipliedReportingOverflow(by: cost - 1)
+            if overflow || layerSpent > TimelineExport.maxTotalEvaluations - layered {
+                throw DocumentError([Problem(pointer: required ?? "/output/format", message: "the plot needs more than \(TimelineExport.maxTotalEvaluations) curve evaluations of additive layers in all (track '\(track.path)' adds up \(cost - 1) at each point); plot fewer tracks, a narrower plot or a shorter window", kind: .invalid)])
+            }
+            layerSpent += layered
             for c in 0..<columns {
                 let t0 = start + span * Double(c) / Double(columns), t1 = start + span * Double(c + 1) / Double(columns)
                 var (low, high) = (Double.infinity, -Double.infinity)

@@ -46,20 +46,39 @@ public enum TimelineExport {
     /// depend on the property: pixels, opacity, a colour channel).
     public static func reduce(_ timeline: Timeline, tolerances: (Track) -> Double, interpolation: SimplifyOptions.Interpolation,
                               pointer: String = "/output/simplify/tolerance") throws(DocumentError) -> [ReducedTrack] {
+        var budget = maxTotalEvaluations
+        return try reduce(timeline, tolerances: tolerances, interpolation: interpolation, pointer: pointer, budget: &budget)
+    }
+
+    /// As `reduce(_:tolerance:…)`, spending at most `budget` curve evaluations, which it
+    /// lowers by what it spent: a batch shares one budget among its documents (each alone
+    /// spent up to `maxTotalEvaluations`: 100 documents were 32 s of one thread).
+    public static func reduce(_ timeline: Timeline, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
+                              budget: inout Int) throws(DocumentError) -> [ReducedTrack] {
+        try reduce(timeline, tolerances: { _ in tolerance }, interpolation: interpolation, pointer: "/output/simplify/tolerance", budget: &budget)
+    }
+
+    static func reduce(_ timeline: Timeline, tolerances: (Track) -> Double, interpolation: SimplifyOptions.Interpolation,
+                       pointer: String, budget: inout Int) throws(DocumentError) -> [ReducedTrack] {
         let maxResponseBytes = timeline.limits.maxResponseBytes
         var result: [ReducedTrack] = []
         result.reserveCapacity(timeline.tracks.count)
+        let maxTotalEvaluations = budget
         var spent = 0
+        defer { budget = max(0, maxTotalEvaluations - spent) }
         var bytes = 0
         let perKeyframe = (interpolation == .cubic ? 5 : 3) * 25
         for track in timeline.tracks {
             let tolerance = tolerances(track)
+            // An evaluation of a track adds up its additive layers too: 5,000 of them made a
+            // reduction within the evaluation limits take 135 s before they were counted.
+            let cost = track.evaluationCost
             var limits = KeyframeReducer.Limits.default
-            limits.maxEvaluations = min(limits.maxEvaluations, maxTotalEvaluations - spent)
+            limits.maxEvaluations = min(limits.maxEvaluations, maxTotalEvaluations - spent) / cost
             do {
                 let reduced = try KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
                                                          interpolation: interpolation, limits: limits)
-                spent += reduced.evaluations
+                spent += reduced.evaluations * cost
                 bytes += reduced.times.count * perKeyframe
                 result.append(reduced)
             } catch {
@@ -72,8 +91,8 @@ public enum TimelineExport {
                 case .toleranceNotMet(let deviation):
                     message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
                 case .tooManyEvaluations(let limit):
-                    message = limit < KeyframeReducer.Limits.default.maxEvaluations
-                        ? "reducing every track within \(format(tolerance)) needs more than \(maxTotalEvaluations) curve evaluations in all; use a larger tolerance or fewer tracks"
+                    message = limit * cost < KeyframeReducer.Limits.default.maxEvaluations || cost > 1
+                        ? "reducing every track within \(format(tolerance)) needs more than \(maxTotalEvaluations) curve evaluations in all\(maxTotalEvaluations < Self.maxTotalEvaluations ? " (what is left of its batch's \(Self.maxTotalEvaluations))" : ""); use a larger tolerance or fewer tracks"
                         : "track '\(track.path)' needs more than \(limit) curve evaluations to reduce within \(format(tolerance)); use a larger tolerance"
                 }
                 throw DocumentError([Problem(pointer: pointer, message: message, kind: .invalid)])

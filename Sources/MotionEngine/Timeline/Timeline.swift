@@ -23,6 +23,20 @@ public struct Timeline: Sendable {
     /// The curve segments compiled for it, as `EngineLimits.maxSegments` counts them (a
     /// spring's 10): about what it holds in memory.
     public internal(set) var segments = 0
+    /// Its tracks plus their additive layers: a track's value adds up every additive motion
+    /// that has started on it (`Track.value(at:)`), so evaluating one frame costs about this
+    /// many curve evaluations. Frames × layers is what `maxSamples` bounds.
+    public internal(set) var layers = 0
+
+    /// Tracks plus additive layers of `tracks` (saturating).
+    static func layers(of tracks: [Track]) -> Int {
+        var total = 0
+        for track in tracks {
+            let (sum, overflow) = total.addingReportingOverflow(1 &+ track.additive.count)
+            total = overflow ? .max : sum
+        }
+        return total
+    }
 
     /// How a property's whole value is rebuilt from its tracks (`frames` layout, `final`).
     public struct PropertyOutput: Sendable {

@@ -33,6 +33,9 @@ public struct Track: Sendable {
         public var from: Double
     }
 
+    /// Curve evaluations one `value(at:)` costs: the segment in force and every additive layer.
+    public var evaluationCost: Int { 1 &+ additive.count }
+
     public init(path: String, base: Double, wrapsDegrees: Bool = false) {
         self.path = path
         self.base = base

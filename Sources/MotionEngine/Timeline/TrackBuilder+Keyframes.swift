@@ -143,7 +143,8 @@ extension TrackBuilder {
             let forward = KeyframeLeg(values: values, offsets: keyframes.offsets, easings: easings)
             let reverse = forward.reversed(easing: reverseEasing)
             let curve = KeyframeCurve(forward: forward, reverse: reverse, timing: timing)
-            append(.keyframes(curve), to: Leaf(track: item.track, from: values[0], to: values[values.count - 1]), at: start, blending)
+            append(.keyframes(curve), to: Leaf(track: item.track, from: values[0], to: values[values.count - 1]), at: start, blending,
+                   pointer: property.pointer + "/keyframes")
             let back = KeyframeCurve(forward: reverse, reverse: reverse, timing: CycleTiming(legDuration: timing.legDuration))
             homeward.append((item.track, .keyframes(back), timing.legDuration, blending))
         }

@@ -35,7 +35,7 @@ extension TrackBuilder {
         var legs: [Leg] = []
         for leaf in leaves {
             let made = TweenCurve(from: leaf.from, to: leaf.to, timing: cycle, easing: easing, reverseEasing: easing)
-            append(.tween(made), to: leaf, at: start, blending)
+            append(.tween(made), to: leaf, at: start, blending, pointer: property.pointer)
             legs.append(Leg(track: leaf.track, from: leaf.from, to: leaf.to, duration: restTime, reverseEasing: easing, blending: blending))
         }
         return (legs, cycle)
