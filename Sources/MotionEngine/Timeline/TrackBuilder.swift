@@ -81,7 +81,7 @@ struct TrackBuilder {
         let (total, added) = segments.addingReportingOverflow(cost)
         guard !multiplied, !added, total <= maxSegments else {
             overBudget = true
-            diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, and a physics body one more per bounce; use fewer keyframes, elements or repeats")
+            diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, and an additive motion one more per additive layer already on its track; use fewer keyframes, elements or repeats")
             return false
         }
         segments = total
