@@ -4,9 +4,9 @@ import MotionEngine
 extension Handlers {
     /// `{"documents": [document, …]}` → `{"results": [answer or problem, …]}` in order. Each
     /// document is compiled under the usual per-document limits; together they may hold at
-    /// most `max-samples` samples, `max-segments` curve segments and `max-response-bytes` of
-    /// answer, and there may be at
-    /// most `max-batch-documents` of them (422 naming the limit). One bad document is its
+    /// most `max-samples` samples (an additive layer counting as a track), `max-segments`
+    /// curve segments and `max-response-bytes` of answer, and there may be at most
+    /// `max-batch-documents` of them (422 naming the limit). One bad document is its
     /// own problem object (with its `status`) and does not fail the others. Each answer is
     /// the one `/v1/timelines` gives (with `output.simplify`, the reduced keyframes); the
     /// batch answers the `json` format only, and a document asking for another is its own
@@ -52,7 +52,7 @@ extension Handlers {
                     throw DocumentError([Problem(pointer: "/output/format", message: "a batch answers the json format only; POST this document to /v1/timelines for '\(decoded.output.format.rawValue)'", kind: .invalid)])
                 }
                 let timeline = try compiler.compile(decoded)
-                let (count, overflow) = timeline.frameCount.multipliedReportingOverflow(by: max(1, timeline.tracks.count))
+                let (count, overflow) = timeline.frameCount.multipliedReportingOverflow(by: max(1, timeline.layers))
                 samples = overflow ? Int.max : samples.addingReportingOverflow(count).overflow ? Int.max : samples + count
                 if samples > limits.maxSamples {
                     return ProblemDetails.from(DocumentError([Problem(pointer: JSONPointer.appending("/documents", index),

@@ -185,6 +185,17 @@ final class AuthoringEndpointTests: ServerTestCase {
         XCTAssertTrue(over["errors"]?[0]?["message"]?.string?.contains("max-segments") ?? false, "\(over)")
     }
 
+    /// The samples a batch sums count additive layers as a single document's do.
+    func testBatchSamplesCountAdditiveLayers() throws {
+        let server = try startServer(["--max-samples", "200"])
+        // 11 frames × (1 track + 10 additive layers) = 121 samples; 11 as tracks alone.
+        let layered = #"{"fps":1,"target":{"x":0},"motion":{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"x","to":1}]}]}}"#
+        XCTAssertEqual(try post(server, "/v1/timelines/batch", "{\"documents\":[\(layered)]}").status, 200)
+        let over = try assertProblem(post(server, "/v1/timelines/batch", "{\"documents\":[\(layered),\(layered)]}"), status: 422)
+        XCTAssertEqual(over["errors"]?[0]?["pointer"]?.string, "/documents/1", "\(over)")
+        XCTAssertTrue(over["errors"]?[0]?["message"]?.string?.contains("242 samples together") ?? false, "\(over)")
+    }
+
     func testBatchLimitsOnDocumentsAndTotalSamples() throws {
         let server = try startServer(["--max-batch-documents", "3", "--max-samples", "50"])
         // 11 frames × 2 tracks = 22 samples each.
