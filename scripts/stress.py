@@ -670,16 +670,14 @@ def probe_disconnect_storm(binary, short):
             for sock in sockets:
                 status, _, _ = read_response(sock, head_only=True)
                 opened += status == 200
-            metrics = request(server, "GET", "/metrics")[2].decode()
-            gauge = float(re.search(r"^motion_open_streams (\S+)", metrics, re.M).group(1))
+            gauge = float(metric_value(server, "motion_open_streams"))
             check(gauge >= opened * 0.99, f"storm: gauge {gauge} with {opened} open")
             for sock in sockets:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
                 sock.close()
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
-                metrics = request(server, "GET", "/metrics")[2].decode()
-                gauge = float(re.search(r"^motion_open_streams (\S+)", metrics, re.M).group(1))
+                gauge = float(metric_value(server, "motion_open_streams"))
                 if gauge == 0:
                     break
                 time.sleep(0.2)
@@ -951,13 +949,9 @@ def probe_command_flood(binary, short):
         threading.Thread(target=drain, daemon=True).start()
 
         def cpu_share(seconds):  # the server's CPU time over `seconds` of wall time, in cores
-            def ticks():
-                with open(f"/proc/{server.process.pid}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-                return int(fields[11]) + int(fields[12])
-            before, started = ticks(), time.monotonic()
+            before, started = server_cpu_seconds(server), time.monotonic()
             time.sleep(seconds)
-            return (ticks() - before) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - started)
+            return (server_cpu_seconds(server) - before) / (time.monotonic() - started)
 
         time.sleep(0.5)
         idle = cpu_share(2)

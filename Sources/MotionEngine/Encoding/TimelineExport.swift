@@ -63,9 +63,9 @@ public enum TimelineExport {
         let maxResponseBytes = timeline.limits.maxResponseBytes
         var result: [ReducedTrack] = []
         result.reserveCapacity(timeline.tracks.count)
-        let maxTotalEvaluations = budget
+        let available = budget
         var spent = 0
-        defer { budget = max(0, maxTotalEvaluations - spent) }
+        defer { budget = max(0, available - spent) }
         var bytes = 0
         let perKeyframe = (interpolation == .cubic ? 5 : 3) * 25
         for track in timeline.tracks {
@@ -74,7 +74,7 @@ public enum TimelineExport {
             // reduction within the evaluation limits take 135 s before they were counted.
             let cost = track.evaluationCost
             var limits = KeyframeReducer.Limits.default
-            limits.maxEvaluations = min(limits.maxEvaluations, maxTotalEvaluations - spent) / cost
+            limits.maxEvaluations = min(limits.maxEvaluations, available - spent) / cost
             do {
                 let reduced = try KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
                                                          interpolation: interpolation, limits: limits)
@@ -92,7 +92,7 @@ public enum TimelineExport {
                     message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
                 case .tooManyEvaluations(let limit):
                     message = limit * cost < KeyframeReducer.Limits.default.maxEvaluations || cost > 1
-                        ? "reducing every track within \(format(tolerance)) needs more than \(maxTotalEvaluations) curve evaluations in all\(maxTotalEvaluations < Self.maxTotalEvaluations ? " (what is left of its batch's \(Self.maxTotalEvaluations))" : ""); use a larger tolerance or fewer tracks"
+                        ? "reducing every track within \(format(tolerance)) needs more than \(available) curve evaluations in all\(available < maxTotalEvaluations ? " (what is left of its batch's \(maxTotalEvaluations))" : ""); use a larger tolerance or fewer tracks"
                         : "track '\(track.path)' needs more than \(limit) curve evaluations to reduce within \(format(tolerance)); use a larger tolerance"
                 }
                 throw DocumentError([Problem(pointer: pointer, message: message, kind: .invalid)])

@@ -186,8 +186,9 @@ public enum SpringTranslator {
         func number(_ n: Double?) -> JSON { n.map { JSON.number($0) } ?? .null }
         var forms: [(String, JSON)] = []
         for form in SpringDescription.Form.forward {
-            if let members = spring.members(of: form), accepts(members, as: spring) {
-                forms.append((form.rawValue, .object(JSONObject(members.map { ($0.0, JSON.number($0.1)) }))))
+            if let members = spring.members(of: form) {
+                let entry = JSON.object(JSONObject(members.map { ($0.0, JSON.number($0.1)) }))
+                forms.append((form.rawValue, accepts(entry, hasMass: members.contains { $0.0 == "mass" }, as: spring) ? entry : .null))
             } else {
                 forms.append((form.rawValue, .null))
             }
@@ -211,7 +212,7 @@ public enum SpringTranslator {
         ]))
     }
 
-    /// Whether `members`, posted back as their form, are accepted (the same checks as a
+    /// Whether a form's `entry`, posted back, is accepted (the same checks as a
     /// request's) and describe `spring` again: the same ω0 and ζ, and mass where the form
     /// has one, to 1e−9 relative. Otherwise the form is answered as null, so that every entry
     /// of `forms` can be posted back. Two ways a form fails: its numbers fall outside its own
@@ -219,15 +220,14 @@ public enum SpringTranslator {
     /// m = 1e-3 has `stiffness-dampingRatio`'s stiffness ω0² = 1e15, over 1e12); or they cannot
     /// carry the spring that precisely (ζ = 5.5e8 as `bounce` = 1/ζ − 1 = −0.9999999982 comes
     /// back 1.1e-8 off).
-    static func accepts(_ members: [(String, Double)], as spring: SpringDescription) -> Bool {
+    static func accepts(_ entry: JSON, hasMass: Bool, as spring: SpringDescription) -> Bool {
         let diagnostics = Diagnostics()
-        let object = JSON.object(JSONObject(members.map { ($0.0, JSON.number($0.1)) }))
-        guard let reader = ObjectReader.expecting(object, at: "", diagnostics),
+        guard let reader = ObjectReader.expecting(entry, at: "", diagnostics),
               let request = decode(reader, diagnostics), diagnostics.isEmpty,
               let back = try? self.spring(request) else { return false }
         func same(_ a: Double, _ b: Double) -> Bool { Swift.abs(a - b) <= 1e-9 * Swift.abs(b) }
         return same(back.naturalFrequency, spring.naturalFrequency) && same(back.dampingRatio, spring.dampingRatio)
-            && (!members.contains { $0.0 == "mass" } || same(back.mass, spring.mass))
+            && (!hasMass || same(back.mass, spring.mass))
     }
 
     /// Parses and answers a body: the JSON text of the answer, or the problems (400 for
