@@ -194,6 +194,8 @@ final class HTTPDaemon: @unchecked Sendable {
         if let (response, route) = context.takeComputed() {
             return answer(response, route: route, context: context, on: connection)
         }
+        // Not computed: the client had gone. Close, as libmicrohttpd does for a reset.
+        if context.takeSkipped() { return MHD_Result.NO }
         if context.computing { return MHD_Result.YES }
         var request = HTTPRequest(method: context.method, path: context.url,
                                   query: Self.queryArguments(connection),
@@ -234,6 +236,17 @@ final class HTTPDaemon: @unchecked Sendable {
         let router = self.router, computing = request, requestID = context.requestID, metrics = self.metrics
         let resumable = MHDConnection(connection, directWrites: false)
         let accepted = compute.submit {
+            // A client that reset or closed its connection while its request waited in the
+            // queue is not computed for (up to `--max-queued-computations` documents of a
+            // second or more each): libmicrohttpd does not watch a suspended connection's
+            // socket, so only a look at it tells. A client that only shut down its sending
+            // side counts as gone too, as nginx counts it (499).
+            if resumable.isPeerGone {
+                metrics.computationSkipped()
+                context.skip()
+                resumable.resume()
+                return
+            }
             metrics.computed(inline: false)
             let (response, route) = router.handle(computing)
             context.finish(response.tagged(requestID: requestID), route: route)
@@ -522,6 +535,8 @@ private final class RequestContext: @unchecked Sendable {
     var computing = false
     private let lock = InlineLock()
     private var computed: (HTTPResponse, String)?
+    /// The computation was not run: the client had gone when a compute thread took it.
+    private var skipped = false
     /// The request is over (`HTTPDaemon.completed`).
     private var abandoned = false
     /// When the request line arrived (monotonic ns), for the request duration metric.
@@ -558,6 +573,19 @@ private final class RequestContext: @unchecked Sendable {
             abandoned = true
             defer { computed = nil }
             return computed?.0
+        }
+    }
+
+    /// Called on the pool thread, instead of `finish`, when the client had gone.
+    func skip() { lock.withLock { skipped = true } }
+
+    /// Whether the computation was skipped (`skip`); the request is then no longer computing.
+    func takeSkipped() -> Bool {
+        lock.withLock {
+            guard skipped else { return false }
+            skipped = false
+            computing = false
+            return true
         }
     }
 

@@ -49,7 +49,7 @@ struct Handlers: Sendable {
         router.add("GET", "/healthz") { _ in .json(200, Self.health) }
         router.add("GET", "/readyz", readiness)
         router.add("GET", "/metrics") { _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render())
+            HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render(liveSegments: liveSegments.current))
         }
         router.add("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)

@@ -14,12 +14,14 @@ final class ServiceMetrics: @unchecked Sendable {
     private var durations: [String: DurationHistogram] = [:]
     private let openStreams: Gauge
     private let liveSessions: Gauge
+    private let liveSegments: Gauge
     private let framesSentCounter: Counter
     private let framesDroppedCounter: Counter
     private let headerTimeoutCuts: Counter
     private let bodyRateCuts: Counter
     private let computedInline: Counter
     private let computedOnPool: Counter
+    private let skippedComputations: Counter
     private let directWrites: Counter
     private let pulledWrites: Counter
     /// The counter and histogram of each (route, method, status) seen, found by the strings'
@@ -43,6 +45,7 @@ final class ServiceMetrics: @unchecked Sendable {
     init() {
         openStreams = registry.makeGauge(descriptor: Self.name("open", "streams", "Open /v1/streams responses and session watchers"))
         liveSessions = registry.makeGauge(descriptor: Self.name("live", "sessions", "Sessions in the registry"))
+        liveSegments = registry.makeGauge(descriptor: Self.name("live", "segments", "Curve segments held by open streams and live sessions together (bounded by --max-live-segments)"))
         framesSentCounter = registry.makeCounter(descriptor: Self.name("frames_sent", "total", "Frames written to streams and session watchers"))
         framesDroppedCounter = registry.makeCounter(descriptor: Self.name("frames_dropped", "total", "Frames skipped for session watchers that fell behind"))
         let cuts = Self.name("connections_cut", "total", "Connections closed for sending a request too slowly, by reason")
@@ -51,6 +54,7 @@ final class ServiceMetrics: @unchecked Sendable {
         let computations = Self.name("computations", "total", "POST/PUT requests computed, by thread: on the connection thread (small work) or on the compute pool")
         computedInline = registry.makeCounter(descriptor: computations, labels: [("thread", "connection")])
         computedOnPool = registry.makeCounter(descriptor: computations, labels: [("thread", "compute")])
+        skippedComputations = registry.makeCounter(descriptor: Self.name("computations_skipped", "total", "POST/PUT requests not computed: their client had gone when a compute thread took them"))
         let writes = Self.name("stream_writes", "total", "Chunks of stream and watcher output handed to the socket, by path: written directly by the pacer, or read by libmicrohttpd")
         directWrites = registry.makeCounter(descriptor: writes, labels: [("path", "direct")])
         pulledWrites = registry.makeCounter(descriptor: writes, labels: [("path", "libmicrohttpd")])
@@ -61,6 +65,9 @@ final class ServiceMetrics: @unchecked Sendable {
 
     /// Counts a computation by where it ran (`HTTPDaemon`).
     func computed(inline: Bool) { (inline ? computedInline : computedOnPool).increment() }
+
+    /// Counts a queued computation dropped because its client had gone (`HTTPDaemon`).
+    func computationSkipped() { skippedComputations.increment() }
 
     /// Method labels: the methods the service answers; any other is counted as `other`, so a
     /// client cannot add label values (and memory) by inventing methods.
@@ -119,5 +126,11 @@ final class ServiceMetrics: @unchecked Sendable {
         (reason == "header-timeout" ? headerTimeoutCuts : bodyRateCuts).increment()
     }
 
-    func render() -> [UInt8] { registry.emitToBuffer() }
+    /// The text exposition; `liveSegments` is the held total of `LiveSegmentBudget`, read
+    /// when the metrics are rendered (it changes on every stream and session, and is only
+    /// ever read here).
+    func render(liveSegments held: Int) -> [UInt8] {
+        liveSegments.set(Double(held))
+        return registry.emitToBuffer()
+    }
 }

@@ -251,7 +251,8 @@ final class SessionEndpointTests: ServerTestCase {
     /// `--max-live-segments`: the segments the timelines of open streams and live sessions
     /// hold together are bounded (a session of tween keyframes at `--max-segments` held
     /// 95 MB, and 1,000 sessions were allowed); a stream or session past it is a 503 naming
-    /// the limit, and what a deleted session or a closed stream held is given back.
+    /// the limit, and what a deleted session or a closed stream held is given back
+    /// (`motion_live_segments` shows the held total).
     func testLiveSegmentsOfStreamsAndSessionsAreBoundedTogether() throws {
         let server = try startServer(["--max-live-segments", "25"])
         // Ten elements: ten segments; the stream lasts 60 s so that it stays open.
@@ -264,6 +265,7 @@ final class SessionEndpointTests: ServerTestCase {
         // A document of five fits beside the twenty held.
         let five = ten.replacingOccurrences(of: "[0,0,0,0,0,0,0,0,0,0]", with: "[0,0,0,0,0]")
         let (third, _) = try createSession(server, five)
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 25, "the gauge is the held total")
 
         // Deleting a session gives its segments back; a stream takes them.
         XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(first)").status, 204)
@@ -281,6 +283,7 @@ final class SessionEndpointTests: ServerTestCase {
         } while status != 201 && Date() < deadline
         XCTAssertEqual(status, 201, "the closed stream's segments were not given back")
         for id in [second, third] { XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204) }
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 10, "only the last session's ten are held")
         assertHealthy(server)
     }
 
