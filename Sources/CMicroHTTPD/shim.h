@@ -4,6 +4,7 @@
 #define MOTION_CMICROHTTPD_SHIM_H
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
@@ -87,6 +89,17 @@ static inline int cmhd_gettid(void) { return (int) syscall(SYS_gettid); }
 /// it below the current value needs CAP_SYS_NICE or RLIMIT_NICE. 0 on success, else errno.
 static inline int cmhd_nice_this_thread(int nice) {
     return setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), nice) == 0 ? 0 : errno;
+}
+
+/// Gives the allocator's free memory back to the system, from every arena and from the
+/// middle of each heap as well as its top (glibc `malloc_trim`). 1 if memory was released.
+static inline int cmhd_malloc_trim(void) { return malloc_trim(0); }
+
+/// CPU time the calling thread has used, in nanoseconds.
+static inline uint64_t cmhd_thread_cpu_nanos(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
 }
 
 static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }

@@ -71,6 +71,16 @@ final class ComputePool: @unchecked Sendable {
         while busy > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
     }
 
+    /// A job that used this much CPU or more has its freed memory given back to the system
+    /// when it ends. A large document is compiled into many small allocations; once freed,
+    /// glibc keeps them in the thread's arena: one document of spring keyframes staggered
+    /// over 1,000 elements (refused with 422 after compiling) left the release server at
+    /// 63 MB resident instead of 27, for good, and each compute thread's arena keeps its own
+    /// high-water mark. `malloc_trim` took 3.5 ms to give those 40 MB back, against the
+    /// tenths of a second such a document computes; the small documents the pool mostly
+    /// runs take well under this bound and pay nothing.
+    static let trimAfterNanos: UInt64 = 20_000_000
+
     private func work() {
         // Lower this thread's priority (Linux: per-thread nice); an error leaves it unchanged.
         _ = cmhd_nice_this_thread(niceness)
@@ -84,7 +94,9 @@ final class ComputePool: @unchecked Sendable {
             let job = queue.removeFirst()
             running += 1
             condition.unlock()
+            let started = cmhd_thread_cpu_nanos()
             job()
+            if cmhd_thread_cpu_nanos() &- started >= Self.trimAfterNanos { _ = cmhd_malloc_trim() }
             condition.withLock { running -= 1 }
         }
     }
