@@ -115,6 +115,28 @@ final class StaggerTests: XCTestCase {
         XCTAssertTrue(error.problems.first?.message.contains("max-properties") ?? false)
     }
 
+    /// The walks of a document's `*` paths over `target` are bounded together, matching or
+    /// not (1,000 entries for each property `max-properties` allows): 2,500 properties `a.*.*`
+    /// over 390,000 elements, of which one matched, walked for 31 s.
+    func testWildcardWalksAreBoundedTogether() throws {
+        var limits = EngineLimits.default
+        limits.maxProperties = 10
+        XCTAssertEqual(limits.wildcardVisits, 10_000)
+        // 4,000 elements, one of which is an object: a walk of `items.*.*` takes the root,
+        // `items`, the 4,000 elements and the object's one member (4,003 entries) to find one
+        // match.
+        let elements = Array(repeating: "0", count: 3_999).joined(separator: ",") + #",{"o":0}"#
+        let document = { (walks: Int) in
+            let properties = Array(repeating: #"{"path":"items.*.*","from":0,"to":1}"#, count: walks).joined(separator: ",")
+            return #"{"fps":1,"target":{"items":[\#(elements)]},"motion":{"type":"tween","duration":1,"properties":[\#(properties)]}}"#
+        }
+        XCTAssertEqual(try compile(document(2), limits: limits).tracks.count, 1, "two walks of 4,003 fit in 10,000")
+        let error = problems(document(3), limits: limits)
+        XCTAssertEqual(error.problems.map(\.pointer), ["/motion/properties/2/path"])
+        XCTAssertTrue(error.problems.first?.message.contains("10000 entries of target walked") ?? false, "\(error.problems)")
+        XCTAssertTrue(error.problems.first?.message.contains("max-properties") ?? false)
+    }
+
     func testStaggerOnGroupAndTimelineChildrenAddsToTheirDelay() throws {
         let group = try compile(#"""
             {"fps":2,"target":{"a":0,"b":0,"c":0},
@@ -164,6 +186,9 @@ final class StaggerTests: XCTestCase {
             (#"{"each":1,"axis":"x"}"#, "/motion/stagger/axis"),
             (#"{"each":1e9}"#, "/motion/stagger"),
             (#"{"each":1,"seed":-1}"#, "/motion/stagger/seed"),
+            // An easing whose y overshoots puts the latest start past 1e9 s, though the
+            // spread is within it.
+            (#"{"amount":1e8,"easing":"cubic-bezier(0.5, 100, 0.5, 100)"}"#, "/motion/stagger"),
         ]
         for (stagger, pointer) in cases {
             let error = problems(#"""

@@ -10,6 +10,9 @@ public struct TimelineDocument: Sendable {
     /// The sampled interval; nil means `[0, total duration]`.
     public var window: TimeWindow?
     public var output: OutputOptions
+    /// What the document's paths charge to `EngineLimits.maxSegments` (their drawn segments,
+    /// `PathGeometry.segmentWeight` each); the compiler's charges start from it.
+    public var pathSegments = 0
 }
 
 /// A closed interval of virtual time, seconds.

@@ -15,9 +15,13 @@ extension DocumentDecoder {
             }
             let room = max(0, limits.maxProperties - context.propertyCount)
             var count = 0
-            property.path.forEachExpansion(in: context.target) { _ in
+            let walked = property.path.forEachExpansion(in: context.target, visits: &context.wildcardVisits) { _ in
                 count += 1
                 return count <= room + 1
+            }
+            guard walked else {
+                diagnostics.invalid(property.pointer + "/path", "'\(property.path)' takes the document's '*' paths over \(limits.wildcardVisits) entries of target walked (\(EngineLimits.wildcardVisitsPerProperty) for each of max-properties): give fewer '*' paths, or a target with fewer entries to walk where they do not match")
+                return nil
             }
             if count == 0 {
                 diagnostics.invalid(property.pointer + "/path", "'\(property.path)' matches nothing in target: a '*' needs a non-empty array or object at that point")
@@ -29,7 +33,9 @@ extension DocumentDecoder {
                 diagnostics.invalid(property.pointer + "/path", "'\(property.path)' expands to more than \(limits.maxProperties) properties in the document (limit max-properties)")
                 return nil
             }
-            property.path.forEachExpansion(in: context.target) { path in
+            // The same walk again (its visits were counted by the first).
+            var again = Int.max
+            _ = property.path.forEachExpansion(in: context.target, visits: &again) { path in
                 var copy = property
                 copy.path = path
                 result.append(copy)
@@ -161,9 +167,20 @@ extension PropertyPath {
     /// Calls `body` with every concrete path this path matches in `root`: a `*` segment runs
     /// over the indices of an array or the keys of an object (document order); other
     /// segments are kept as they are. Stops when `body` returns false.
-    public func forEachExpansion(in root: JSONObject, _ body: (PropertyPath) -> Bool) {
+    ///
+    /// Each entry of `root` the walk reaches is taken from `visits` (matching or not: `a.*.x`
+    /// walks every element of `a`); false when they ran out before the walk ended, so that
+    /// the walks of a document are bounded together, not each by what it matches (2,500
+    /// properties `a.*.*` over 390,000 elements took 31 s).
+    public func forEachExpansion(in root: JSONObject, visits: inout Int, _ body: (PropertyPath) -> Bool) -> Bool {
         var prefix: [String] = []
+        var exhausted = false
         func walk(_ node: JSON?, _ index: Int) -> Bool {
+            guard visits > 0 else {
+                exhausted = true
+                return false
+            }
+            visits -= 1
             guard index < segments.count else { return body(PropertyPath(segments: prefix)) }
             let segment = segments[index]
             if segment == "*" {
@@ -198,6 +215,7 @@ extension PropertyPath {
             return walk(next, index + 1)
         }
         _ = walk(.object(root), 0)
+        return !exhausted
     }
 }
 

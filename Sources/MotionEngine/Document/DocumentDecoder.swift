@@ -78,7 +78,7 @@ public struct DocumentDecoder: Sendable {
             reader.finish()
         }
 
-        var context = NodeContext(specs: specs, target: target)
+        var context = NodeContext(specs: specs, target: target, wildcardVisits: limits.wildcardVisits)
         var motion: MotionNode?
         if let value = root.value("motion", required: true) {
             motion = decodeNode(value, at: "/motion", depth: 0, &context, diagnostics)
@@ -87,7 +87,8 @@ public struct DocumentDecoder: Sendable {
         root.finish()
 
         guard let motion else { return nil }
-        return TimelineDocument(fps: fps, target: target, specs: specs, motion: motion, window: window, output: output)
+        return TimelineDocument(fps: fps, target: target, specs: specs, motion: motion, window: window, output: output,
+                                pathSegments: context.pathSegments)
     }
 
     // MARK: - Nodes
@@ -101,6 +102,12 @@ public struct DocumentDecoder: Sendable {
         /// Pre-order counter.
         var nextOrder = 0
         var propertyCount = 0
+        /// What the document's paths have charged to `max-segments` (`chargePath`), and
+        /// whether they went over.
+        var pathSegments = 0
+        var pathsOverBudget = false
+        /// Entries of `target` the document's `*` paths may still walk (`expandWildcards`).
+        var wildcardVisits = Int.max
     }
 
     /// Decodes one node. `depth` counts the groups and sequences around it.
@@ -134,7 +141,7 @@ public struct DocumentDecoder: Sendable {
             if reader.value("timing") != nil {
                 diagnostics.invalid(reader.pointer("timing"), "'timing' (a motion spec) applies to tweens only")
             }
-            return decodePathNode(type, header, reader, diagnostics).map(MotionNode.path)
+            return decodePathNode(type, header, reader, &context, diagnostics).map(MotionNode.path)
         case "group", "sequence", "timeline":
             guard depth < limits.maxDepth else {
                 reader.acceptAll()
@@ -382,8 +389,15 @@ public struct DocumentDecoder: Sendable {
     }
 
     /// `path` and `pathPhysics` (docs/nodes.md#path-and-pathphysics).
-    func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ diagnostics: Diagnostics) -> PathNode? {
-        let geometry = reader.value("path", required: true).flatMap { PathElement.decode($0, at: reader.pointer("path"), diagnostics) }
+    func decodePathNode(_ type: String, _ header: NodeHeader, _ reader: ObjectReader, _ context: inout NodeContext,
+                        _ diagnostics: Diagnostics) -> PathNode? {
+        let geometry = reader.value("path", required: true).flatMap { value -> PathGeometry? in
+            // Once the document's paths are over the budget, no other is built.
+            guard !context.pathsOverBudget else { return nil }
+            guard let geometry = PathElement.decode(value, at: reader.pointer("path"), diagnostics) else { return nil }
+            guard chargePath(geometry, at: reader.pointer("path"), &context, diagnostics) else { return nil }
+            return geometry
+        }
         func propertyPath(_ key: String) -> PropertyPath? {
             guard let text = reader.string(key) else { return nil }
             guard let path = PropertyPath(text) else {
@@ -417,6 +431,25 @@ public struct DocumentDecoder: Sendable {
         guard let geometry, let drive else { return nil }
         return PathNode(header: header, geometry: geometry, output: output, rotation: rotation, startPosition: startPosition,
                         endPosition: endPosition, edgeBehavior: edgeBehavior, drive: drive)
+    }
+
+    /// Charges a path's drawn segments, `PathGeometry.segmentWeight` each, to the document's
+    /// `max-segments` budget, which the compiler goes on spending (`TimelineDocument.pathSegments`).
+    /// Each path is bounded on its own (`PathGeometry.defaultMaxSegments`), but the paths of a
+    /// document were not: 150 path nodes of eccentric arcs in 945 KB made 15 million Bézier
+    /// pieces, 18 s of measuring and 4.8 GB (release build). False, with a problem at
+    /// `pointer`, when the document's paths go over.
+    private func chargePath(_ geometry: PathGeometry, at pointer: String, _ context: inout NodeContext,
+                            _ diagnostics: Diagnostics) -> Bool {
+        let (cost, multiplied) = geometry.segmentCount.multipliedReportingOverflow(by: PathGeometry.segmentWeight)
+        let (total, added) = context.pathSegments.addingReportingOverflow(cost)
+        guard !multiplied, !added, total <= limits.maxSegments else {
+            context.pathsOverBudget = true
+            diagnostics.invalid(pointer, "takes the document over \(limits.maxSegments) curve segments (max-segments): each drawn segment of a path counts \(PathGeometry.segmentWeight) (an arc is drawn as up to \(EllipticalArc.maxPieces) Bézier pieces), summed over the document's paths; use fewer or simpler paths")
+            return false
+        }
+        context.pathSegments = total
+        return true
     }
 
     /// The `properties` array: required, non-empty, counted against `max-properties`. Nil

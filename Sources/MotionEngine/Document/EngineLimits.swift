@@ -34,5 +34,15 @@ public struct EngineLimits: Sendable, Equatable {
         self.maxSegments = maxSegments
     }
 
+    /// Entries of `target` the `*` paths of one document may walk together, matching or not
+    /// (`PropertyPath.forEachExpansion`): `wildcardVisitsPerProperty` for each property
+    /// `maxProperties` allows, 10,000,000 by default (about 0.2 s of walking, release build).
+    public var wildcardVisits: Int {
+        let (product, overflow) = maxProperties.multipliedReportingOverflow(by: Self.wildcardVisitsPerProperty)
+        return overflow ? .max : max(product, Self.wildcardVisitsPerProperty)
+    }
+
+    public static let wildcardVisitsPerProperty = 1_000
+
     public static let `default` = EngineLimits()
 }

@@ -158,6 +158,12 @@ public struct Stagger: Sendable, Equatable {
             case .amount(let amount): return amount * d / largest
             }
         }
+        // An easing may overshoot past 1 as well (a cubic-bezier's y up to ±1e6): the latest
+        // start, not only the spread, must be within the time limit.
+        if easing != nil, let latest = offsets.max(), !(latest <= ObjectReader.maximumTime) {
+            diagnostics.invalid(pointer, "the stagger's easing puts the latest start at \(format(latest)) s, more than 1e9 s")
+            return nil
+        }
         if origin == .random {
             let permutation = SplitMix64.permutation(count: n, seed: seed)
             offsets = permutation.map { offsets[$0] }

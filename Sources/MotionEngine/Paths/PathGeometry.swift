@@ -37,6 +37,14 @@ public struct PathGeometry: Sendable, Equatable {
     /// Default bound on the number of segments (elements) one path may have.
     public static let defaultMaxSegments = 100_000
 
+    /// What one drawn segment counts against a document's `max-segments`: measuring a curve
+    /// (its arc-length table) and keeping it cost about three times a tween's keyframe segment.
+    /// Release build: 15 million arc pieces took 18.4 s and 4.7 GB, 1.2 µs and 313 bytes a
+    /// piece, where a tween keyframe segment takes 0.41 µs and a session of them holds about
+    /// 95 bytes each. At the default budget the paths of one document are at most 250,000
+    /// drawn segments: about 0.3 s and 80 MB.
+    public static let segmentWeight = 4
+
     /// One drawn segment with positive length. A line uses only `p0` and `p3`.
     struct Segment: Sendable, Equatable {
         var x0: Double, y0: Double

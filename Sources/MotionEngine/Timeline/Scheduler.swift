@@ -52,10 +52,12 @@ final class Scheduler {
     }
 
     /// `root`: the motion the scheduler will run, to size its track tables (nil: unknown).
-    init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double, root: MotionNode? = nil) {
+    /// `charged`: segments the document spent before the run (`TimelineDocument.pathSegments`).
+    init(target: JSONObject, diagnostics: Diagnostics, limits: EngineLimits, horizon: Double, root: MotionNode? = nil,
+         charged: Int = 0) {
         self.builder = TrackBuilder(target: target, diagnostics: diagnostics,
                                     expectedProperties: min(root.map(Self.propertyCount) ?? 0, limits.maxProperties),
-                                    maxSegments: limits.maxSegments)
+                                    maxSegments: limits.maxSegments, charged: charged)
         self.diagnostics = diagnostics
         self.limits = limits
         self.horizon = horizon

@@ -21,7 +21,8 @@ public struct TimelineCompiler: Sendable {
         }
 
         let scheduler = Scheduler(target: document.target, diagnostics: diagnostics, limits: limits,
-                                  horizon: endless ? document.window!.end : .infinity, root: document.motion)
+                                  horizon: endless ? document.window!.end : .infinity, root: document.motion,
+                                  charged: document.pathSegments)
         if endless, let window = document.window { scheduler.windowStart = window.start }
         scheduler.schedule.enabled = document.output.schedule
         let duration = scheduler.run(document.motion)

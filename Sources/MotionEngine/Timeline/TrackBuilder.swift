@@ -25,10 +25,13 @@ struct TrackBuilder {
     /// the 100-track request went from 396 to 392 instructions a sample). It must be bounded
     /// by the caller (the decoder's property limit). The indexes search a list up to 16
     /// properties (`SmallIndex`).
-    init(target: JSONObject, diagnostics: Diagnostics, expectedProperties: Int = 0, maxSegments: Int = .max) {
+    /// `charged`: segments already spent on the document (its paths' geometry,
+    /// `TimelineDocument.pathSegments`).
+    init(target: JSONObject, diagnostics: Diagnostics, expectedProperties: Int = 0, maxSegments: Int = .max, charged: Int = 0) {
         self.target = target
         self.diagnostics = diagnostics
         self.maxSegments = maxSegments
+        self.segments = charged
         tracks.reserveCapacity(expectedProperties)
         outputs.reserveCapacity(expectedProperties)
         trackIndex = SmallIndex(expected: expectedProperties)
@@ -81,7 +84,7 @@ struct TrackBuilder {
         let (total, added) = segments.addingReportingOverflow(cost)
         guard !multiplied, !added, total <= maxSegments else {
             overBudget = true
-            diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, and an additive motion one more per additive layer already on its track; use fewer keyframes, elements or repeats")
+            diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, an additive motion one more per additive layer already on its track, and the document's paths \(PathGeometry.segmentWeight) per drawn segment; use fewer keyframes, elements or repeats")
             return false
         }
         segments = total
