@@ -212,6 +212,7 @@ final class HTTPDaemon: @unchecked Sendable {
             let (response, route) = router.handle(request)
             return answer(response, route: route, context: context, on: connection)
         }
+        request.heldAnswersAtLimit = counters.lock.withLock { counters.heldBytes >= configuration.maxHeldResponseBytes }
         // Small work is computed here, on the connection thread: handing it to the pool
         // (suspend, a thread wake, resume through libmicrohttpd's eventfd) cost more than the
         // work itself. Small document: 13.8 → 6.1 system calls a request (strace: no eventfd
@@ -274,9 +275,31 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: consuming HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
-        var response = response.tagged(requestID: context.requestID)
-            .withCORS(origin: router.cors == nil ? nil : context.header(.origin), cors: router.cors)
-        if let instance = configuration.instanceID { response.headers.append(("X-Instance-Id", instance)) }
+        var response = outgoing(response, context: context)
+        // A complete body is held until libmicrohttpd has sent it: it counts against
+        // `--max-held-response-bytes` until then. Past the limit an answer over
+        // `alwaysHeldBytes` is replaced by a 503, unless it must be delivered (its request
+        // changed state, or it is for monitoring; `Router.HeldAnswers`); the replacement is
+        // tagged like any answer and recorded with its own status.
+        var held: HeldBody?
+        if case .bytes(let body) = response.body {
+            let holder = HeldBody(holding: body)
+            let admitted = counters.lock.withLock { () -> Bool in
+                guard response.alwaysDelivered || holder.count <= Self.alwaysHeldBytes
+                      || counters.heldBytes + holder.count <= configuration.maxHeldResponseBytes else { return false }
+                counters.heldBytes += holder.count
+                return true
+            }
+            if admitted {
+                held = holder
+            } else {
+                response = outgoing(Router.heldRefusal.response, context: context)
+                let refusal = HeldBody(holding: response.bodyBytes)
+                counters.lock.withLock { counters.heldBytes += refusal.count }
+                held = refusal
+            }
+            held?.counters = counters
+        }
         if case .stream(let stream) = response.body {
             stream.onClosed = { [logger, id = context.requestID] summary in
                 logger.info("stream ended", metadata: [
@@ -286,11 +309,20 @@ final class HTTPDaemon: @unchecked Sendable {
             }
             context.stream = stream
         }
-        let result = queue(response, on: connection,
+        let result = queue(response, held: held, on: connection,
                            directWrites: configuration.streamDirectWrites && context.version == "HTTP/1.1" && context.method != "HEAD")
         recordRequest(route: route, method: context.method, status: response.status,
                       bytes: response.bodyBytes.count, context: context)
         return result
+    }
+
+    /// An answer as it leaves: tagged with the request id, with the CORS headers for an
+    /// allowed origin and the instance id.
+    private func outgoing(_ response: consuming HTTPResponse, context: RequestContext) -> HTTPResponse {
+        var response = response.tagged(requestID: context.requestID)
+            .withCORS(origin: router.cors == nil ? nil : context.header(.origin), cors: router.cors)
+        if let instance = configuration.instanceID { response.headers.append(("X-Instance-Id", instance)) }
+        return response
     }
 
     private func recordRequest(route: String, method: String, status: Int, bytes: Int, context: RequestContext) {
@@ -425,37 +457,13 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// `directWrites`: a stream's frames may be written straight to the socket (the request
     /// is HTTP/1.1, so libmicrohttpd frames the body in chunks, and not HEAD, so it has one).
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, directWrites: Bool = false) -> MHD_Result {
+    /// Queues `response`; a complete body is `held` (counted by `answer`).
+    private func queue(_ response: HTTPResponse, held: HeldBody?, on connection: OpaquePointer, directWrites: Bool = false) -> MHD_Result {
         let mhdResponse: OpaquePointer?
         var stream: PacedStream?
         switch response.body {
-        case .bytes(let body):
-            var status = UInt32(response.status)
-            var headers = response.headers
-            var holder = HeldBody(holding: body)
-            let held = counters.lock.withLock { () -> Bool in
-                guard counters.heldBytes + holder.count <= configuration.maxHeldResponseBytes || holder.count <= Self.alwaysHeldBytes else { return false }
-                counters.heldBytes += holder.count
-                return true
-            }
-            if held {
-                holder.counters = counters
-            } else {
-                let problem = ProblemDetails.unavailable(
-                    "answers not yet read by their clients hold \(configuration.maxHeldResponseBytes) bytes (max-held-response-bytes); try again")
-                holder = HeldBody(holding: problem.response.bodyBytes)
-                status = 503
-                headers = problem.response.headers
-                counters.lock.withLock { counters.heldBytes += holder.count }
-                holder.counters = counters
-            }
-            mhdResponse = Self.makeResponse(holder)
-            if let mhdResponse {
-                Self.addHeaders(headers, to: mhdResponse)
-                let result = MHD_queue_response(connection, status, mhdResponse)
-                MHD_destroy_response(mhdResponse)
-                return result
-            }
+        case .bytes:
+            mhdResponse = held.flatMap(Self.makeResponse)
         case .stream(let frames):
             stream = frames
             let binding = StreamBinding(stream: frames, pacer: pacer, connection: connection)

@@ -24,6 +24,10 @@ struct HTTPRequest: Sendable {
     /// answers `HTTPResponse.computeOnPool` instead, and the request is computed again on the
     /// compute pool (nil there: no bound but the engine's limits).
     var inlineSampleLimit: Int? = nil
+    /// Whether answers not yet read by their clients already hold `--max-held-response-bytes`
+    /// (set by `HTTPDaemon` for POST and PUT): a route that changes state is then refused
+    /// before it does anything (`Router.HeldAnswers.checkedFirst`).
+    var heldAnswersAtLimit = false
 }
 
 /// What a handler answers: a complete body, or a stream the daemon pulls from.
@@ -36,6 +40,10 @@ struct HTTPResponse: Sendable {
     var status: Int
     var headers: [(String, String)]
     var body: Body
+    /// Never replaced by the 503 for answers not read (`--max-held-response-bytes`): the
+    /// answer of a request that changed state (the change is made; a 503 saying "try again"
+    /// would be false), or one that monitoring needs. Set by the router.
+    var alwaysDelivered = false
 
     init(status: Int, headers: [(String, String)] = [], body: [UInt8]) {
         self.status = status

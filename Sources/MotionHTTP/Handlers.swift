@@ -34,21 +34,21 @@ struct Handlers: Sendable {
         router.add("POST", "/v1/timelines", inline: true, timelines)
         router.add("POST", "/v1/timelines/batch", batch)
         router.add("POST", "/v1/streams", query: ["speed"], inline: true, stream)
-        router.add("POST", "/v1/sessions", query: ["speed"], inline: true, createSession)
+        router.add("POST", "/v1/sessions", query: ["speed"], inline: true, held: .checkedFirst, createSession)
         router.add("GET", "/v1/sessions", query: ["limit", "after"], listSessions)
         router.add("GET", "/v1/sessions/{id}", sessionState)
-        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], inline: true, putSession)
-        router.add("DELETE", "/v1/sessions/{id}", deleteSession)
+        router.add("PUT", "/v1/sessions/{id}", query: ["speed"], inline: true, held: .checkedFirst, putSession)
+        router.add("DELETE", "/v1/sessions/{id}", held: .delivered, deleteSession)
         router.add("GET", "/v1/sessions/{id}/frames", watchSession)
-        router.add("POST", "/v1/sessions/{id}/commands", inline: true, command)
-        router.add("POST", "/v1/sessions/{id}/retarget", inline: true, retarget)
+        router.add("POST", "/v1/sessions/{id}/commands", inline: true, held: .checkedFirst, command)
+        router.add("POST", "/v1/sessions/{id}/retarget", inline: true, held: .checkedFirst, retarget)
         router.add("POST", "/v1/springs", springs)
         router.add("GET", "/") { _ in playground.pageResponse() }
         router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
         router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
-        router.add("GET", "/healthz") { _ in .json(200, Self.health) }
-        router.add("GET", "/readyz", readiness)
-        router.add("GET", "/metrics") { _ in
+        router.add("GET", "/healthz", held: .delivered) { _ in .json(200, Self.health) }
+        router.add("GET", "/readyz", held: .delivered, readiness)
+        router.add("GET", "/metrics", held: .delivered) { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render(liveSegments: liveSegments.current))
         }
         router.add("GET", "/openapi.yaml") { _ in

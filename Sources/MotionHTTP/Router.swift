@@ -6,10 +6,22 @@
 struct Router: Sendable {
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
+    /// What becomes of a route's answer when answers not yet read by their clients hold
+    /// `--max-held-response-bytes` (HTTPDaemon).
+    enum HeldAnswers: Sendable {
+        /// A pure answer (nothing changed): an answer over 4 KiB is replaced by a 503.
+        case replaceable
+        /// Always delivered: small, or needed by monitoring.
+        case delivered
+        /// The request changes state: it is refused with 503 before its handler runs while
+        /// the held answers are at the limit, and its answer is then always delivered.
+        case checkedFirst
+    }
+
     private struct Route: Sendable {
         var pattern: String
         var segments: [Substring]
-        var methods: [(method: String, query: [String], inline: Bool, handler: Handler)]
+        var methods: [(method: String, query: [String], inline: Bool, held: HeldAnswers, handler: Handler)]
         /// Whether the pattern has `{name}` segments.
         var parameterized: Bool
     }
@@ -26,13 +38,15 @@ struct Router: Sendable {
     /// is a 400). `inline`: the handler may run on a connection thread when the request sets
     /// `inlineSampleLimit` (it keeps to that bound, answering `HTTPResponse.computeOnPool`
     /// beyond); any other handler answers `computeOnPool` at once for such a request.
-    mutating func add(_ method: String, _ pattern: String, query: [String] = [], inline: Bool = false, _ handler: @escaping Handler) {
+    /// `held`: what becomes of its answer while answers not read hold too much (`HeldAnswers`).
+    mutating func add(_ method: String, _ pattern: String, query: [String] = [], inline: Bool = false,
+                      held: HeldAnswers = .replaceable, _ handler: @escaping Handler) {
         if let index = routes.firstIndex(where: { $0.pattern == pattern }) {
-            routes[index].methods.append((method, query, inline, handler))
+            routes[index].methods.append((method, query, inline, held, handler))
         } else {
             let segments = pattern.split(separator: "/")
             let parameterized = segments.contains { $0.hasPrefix("{") && $0.hasSuffix("}") }
-            routes.append(Route(pattern: pattern, segments: segments, methods: [(method, query, inline, handler)], parameterized: parameterized))
+            routes.append(Route(pattern: pattern, segments: segments, methods: [(method, query, inline, held, handler)], parameterized: parameterized))
             if !parameterized { exact[pattern] = routes.count - 1 }
         }
     }
@@ -74,11 +88,23 @@ struct Router: Sendable {
             return (ProblemDetails.badRequest("unknown query parameter '\(shown)': \(takes)", parameter: shown).response, route.pattern)
         }
         if request.inlineSampleLimit != nil, !entry.inline { return (.computeOnPool, route.pattern) }
-        if parameters.isEmpty { return (entry.handler(request), route.pattern) }
-        var matched = request
-        matched.pathParameters = parameters
-        return (entry.handler(matched), route.pattern)
+        if entry.held == .checkedFirst, request.heldAnswersAtLimit { return (Self.heldRefusal.response, route.pattern) }
+        var response: HTTPResponse
+        if parameters.isEmpty {
+            response = entry.handler(request)
+        } else {
+            var matched = request
+            matched.pathParameters = parameters
+            response = entry.handler(matched)
+        }
+        if entry.held != .replaceable { response.alwaysDelivered = true }
+        return (response, route.pattern)
     }
+
+    /// The 503 for answers not read holding `--max-held-response-bytes` (the daemon replaces a
+    /// replaceable answer by it too).
+    static let heldRefusal = ProblemDetails.unavailable(
+        "answers not yet read by their clients hold the most bytes allowed (max-held-response-bytes); try again")
 
     private static func match(_ pattern: [Substring], _ path: ArraySlice<Substring>) -> [String: String]? {
         // The root: the pattern "/" has no segments, the path "/" one empty one.

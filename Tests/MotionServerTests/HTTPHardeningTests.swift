@@ -262,6 +262,76 @@ final class HTTPHardeningTests: ServerTestCase {
         XCTAssertEqual(third.status, 200)
     }
 
+    /// Past `--max-held-response-bytes` a large answer was replaced by a 503 "try again" after
+    /// its handler had run: a session created, a command or retarget applied, all answered
+    /// 503 (and the replacement had no request id or CORS headers, and was counted as a 200).
+    /// Requests that change state are now refused before they act while the held answers are
+    /// at the limit, and their answers are always delivered; the replacement of a pure answer
+    /// is tagged and counted as what it is.
+    func testUnreadAnswersNeverTurnAppliedChangesInto503s() throws {
+        let document = #"{"fps":1000,"motion":{"type":"tween","duration":500,"properties":[{"path":"x","from":0,"to":1}]}}"#
+        // The answer's size, from a first server: the others hold such an answer unread.
+        let answerBytes = try post(startServer(), "/v1/timelines", document).body.count
+        XCTAssertGreaterThan(answerBytes, 8_000_000)
+        func holdingOneUnreadAnswer(limit: Int) throws -> (TestServer, RawHTTPClient) {
+            let server = try startServer(["--max-held-response-bytes", "\(limit)", "--cors-origin", "*"])
+            let unread = try server.client(readTimeout: 20, receiveBufferBytes: 4096)
+            try unread.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")], body: Array(document.utf8))
+            XCTAssertEqual(try unread.readResponseHead().status, 200)
+            return (server, unread)
+        }
+        let properties = (0..<1000).map { #"{"path":"p\#($0)","from":0,"to":1}"# }.joined(separator: ",")
+        let wide = #"{"fps":10,"motion":{"type":"tween","duration":60,"properties":[\#(properties)]}}"#
+
+        // Below the limit by 2,000 bytes: a session whose answer (over 4 KiB) passes it is
+        // created and answered 201, not 503.
+        do {
+            let (server, unread) = try holdingOneUnreadAnswer(limit: answerBytes + 2_000)
+            defer { unread.closeAbruptly() }
+            let created = try post(server, "/v1/sessions?speed=1", wide)
+            XCTAssertEqual(created.status, 201, created.text)
+            XCTAssertGreaterThan(created.body.count, 4096)
+            XCTAssertEqual(try get(server, "/v1/sessions").json()["sessions"]?.array?.count, 1)
+        }
+
+        // At the limit: changes are refused before they act.
+        let (server, unread) = try holdingOneUnreadAnswer(limit: answerBytes)
+        defer { unread.closeAbruptly() }
+        let small = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":60,"properties":[{"path":"x","to":1}]}}"#
+        let refused = try post(server, "/v1/sessions?speed=1", small, headers: [("Origin", "https://example.com")])
+        let problem = try assertProblem(refused, status: 503, type: "/problems/unavailable")
+        XCTAssertTrue(problem["detail"]?.string?.contains("max-held-response-bytes") ?? false, "\(problem)")
+        XCTAssertNotNil(problem["requestId"]?.string)
+        XCTAssertEqual(refused.header("X-Request-Id"), problem["requestId"]?.string)
+        XCTAssertEqual(refused.header("Access-Control-Allow-Origin"), "*")
+        XCTAssertNotNil(refused.header("Retry-After"))
+        XCTAssertEqual(try get(server, "/v1/sessions").json()["sessions"]?.array?.count, 0, "a refused session was created")
+        // A pure answer over 4 KiB is replaced, and counted as the 503 it is; monitoring is
+        // answered.
+        try assertProblem(get(server, "/v1/easings"), status: 503)
+        let metrics = try get(server, "/metrics")
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertTrue(metrics.text.contains(#"motion_http_requests_total{route="/v1/easings",method="GET",status="503"} 1"#), metrics.text)
+        XCTAssertTrue(metrics.text.contains(#"motion_http_requests_total{route="/v1/sessions",method="POST",status="503"} 1"#), metrics.text)
+        // Once the unread answer is gone, the room is back; then a session is made, and at
+        // the limit again its commands are refused unapplied and its delete is answered.
+        unread.closeAbruptly()
+        usleep(300_000)
+        let createdAfter = try post(server, "/v1/sessions?speed=1", small)
+        XCTAssertEqual(createdAfter.status, 201, createdAfter.text)
+        let id = try XCTUnwrap(createdAfter.json()["id"]?.string)
+        let again = try server.client(readTimeout: 20, receiveBufferBytes: 4096)
+        defer { again.closeAbruptly() }
+        try again.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")], body: Array(document.utf8))
+        XCTAssertEqual(try again.readResponseHead().status, 200)
+        try assertProblem(post(server, "/v1/sessions/\(id)/commands", #"{"command":"pause"}"#), status: 503)
+        try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"x","to":5}"#), status: 503)
+        let state = try get(server, "/v1/sessions/\(id)").json()
+        XCTAssertEqual(state["state"]?.string, "running", "the refused pause was applied")
+        XCTAssertEqual(state["retargets"]?.array?.count, 0, "the refused retarget was applied")
+        XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204)
+    }
+
     func testHealthIsAnsweredWhileAHeavyDocumentComputes() throws {
         let server = try startServer(["--threads", "1", "--compute-threads", "1", "--max-queued-computations", "0"])
         let heavy = Self.heavyDocument
