@@ -428,6 +428,8 @@ struct Handlers: Sendable {
             return problem
         case .invalid(let message, let field):
             return .invalidBody(status: 422, [Problem(pointer: field.map { "/" + $0 } ?? pointer, message: message, kind: .invalid)])
+        case .unavailable(let message):
+            return .unavailable(message)
         }
     }
 

@@ -16,34 +16,62 @@ final class LiveSegmentBudget: Sendable {
     /// Segments reserved now.
     var current: Int { held.withLock { $0 } }
 
-    /// Holds `count` segments of the budget until it is freed.
+    /// Holds `count` segments of the budget until it is freed; a session's grows with its
+    /// retargets (`grow`).
     final class Reservation: Sendable {
         let budget: LiveSegmentBudget
-        let count: Int
+        /// Segments held (changed under the budget's lock).
+        private let held: Mutex<Int>
 
         fileprivate init(budget: LiveSegmentBudget, count: Int) {
             self.budget = budget
-            self.count = count
+            self.held = Mutex(count)
         }
 
-        deinit { budget.held.withLock { $0 -= count } }
+        var count: Int { held.withLock { $0 } }
+
+        /// Takes `extra` more segments, or answers false (taking none) when the total would
+        /// pass the limit.
+        func grow(by extra: Int) -> Bool {
+            guard budget.take(extra) else { return false }
+            held.withLock { $0 += extra }
+            return true
+        }
+
+        /// Gives back `extra` segments taken by `grow` for work that was then refused.
+        func shrink(by extra: Int) {
+            held.withLock { $0 -= extra }
+            budget.held.withLock { $0 -= extra }
+        }
+
+        deinit {
+            let count = held.withLock { $0 }
+            budget.held.withLock { $0 -= count }
+        }
     }
 
     /// A reservation of `count` segments (at least one, so that every stream and session
     /// counts), or nil when the total would pass `limit`.
     func reserve(_ count: Int) -> Reservation? {
         let count = max(1, count)
-        let taken = held.withLock { total -> Bool in
+        return take(count) ? Reservation(budget: self, count: count) : nil
+    }
+
+    private func take(_ count: Int) -> Bool {
+        held.withLock { total -> Bool in
             let (sum, overflow) = total.addingReportingOverflow(count)
             guard !overflow, sum <= limit else { return false }
             total = sum
             return true
         }
-        return taken ? Reservation(budget: self, count: count) : nil
     }
 
     /// The 503 for a stream or session that does not fit.
     func refusal(_ what: String, segments: Int) -> ProblemDetails {
-        .unavailable("the open streams and live sessions hold \(current) curve segments; this \(what) needs \(segments) more, over the limit of \(limit) (max-live-segments); end a stream or delete a session, or compile a smaller document")
+        .unavailable(refusalMessage(what, segments: segments))
+    }
+
+    func refusalMessage(_ what: String, segments: Int) -> String {
+        "the open streams and live sessions hold \(current) curve segments; this \(what) needs \(segments) more, over the limit of \(limit) (max-live-segments); end a stream or delete a session, or compile a smaller document"
     }
 }

@@ -190,6 +190,8 @@ final class LiveSession: @unchecked Sendable {
         case conflict(SessionClock.Conflict, field: String? = nil)
         /// A 422, with the body field at fault.
         case invalid(String, field: String?)
+        /// A 503: the retarget would pass `--max-live-segments`.
+        case unavailable(String)
     }
 
     /// Applies a command and echoes it to every watcher.
@@ -240,7 +242,21 @@ final class LiveSession: @unchecked Sendable {
                 if retargetedValues + targets.count > maxRetargets {
                     throw RetargetError(kind: .conflict, message: retargetLimitMessage)
                 }
-                let updated = try timeline.retargeting(targets, at: time, spring: spring)
+                // Each redirected track gains a spring segment, for the session's life: its
+                // share of `--max-live-segments` grows first (10,000 retarget values on a
+                // session of 1,000 tracks held 5 MB the budget did not see).
+                let cost = targets.count.multipliedReportingOverflow(by: Timeline.segmentsPerRetargetedTrack)
+                if let liveSegments, cost.overflow || !liveSegments.grow(by: cost.partialValue) {
+                    throw RetargetError(kind: .unavailable, message: liveSegments.budget.refusalMessage(
+                        "retarget", segments: cost.overflow ? Int.max : cost.partialValue))
+                }
+                let updated: Timeline
+                do throws(RetargetError) {
+                    updated = try timeline.retargeting(targets, at: time, spring: spring)
+                } catch {
+                    liveSegments?.shrink(by: cost.partialValue)
+                    throw error
+                }
                 catchUpWatchers(atWall: wall)
                 retargetedValues += targets.count
                 clock.extend(to: updated.window.end)
@@ -251,6 +267,7 @@ final class LiveSession: @unchecked Sendable {
                 switch error.kind {
                 case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message), field: error.field)
                 case .invalid: throw .invalid(error.message, field: error.field)
+                case .unavailable: throw .unavailable(error.message)
                 }
             }
             retargets.append((path, value, time))

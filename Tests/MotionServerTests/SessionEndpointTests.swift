@@ -287,6 +287,35 @@ final class SessionEndpointTests: ServerTestCase {
         assertHealthy(server)
     }
 
+    /// A retarget adds a spring segment to every track it redirects, for the session's life:
+    /// its share of `--max-live-segments` grows by 10 a track first, and a retarget that does
+    /// not fit is a 503 that changes nothing (10,000 retarget values on sessions of 1,000
+    /// tracks held 5 MB each that the budget did not see).
+    func testRetargetsGrowTheSessionsShareOfLiveSegments() throws {
+        let server = try startServer(["--max-live-segments", "40"])
+        let ten = #"{"fps":10,"target":{"a":[0,0,0,0,0,0,0,0,0,0]},"motion":{"type":"tween","duration":60,"properties":[{"path":"a.*","to":1}]}}"#
+        let (id, _) = try createSession(server, ten)
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 10)
+        // One track: 10 more.
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"a.0","to":5}"#).status, 200)
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 20)
+        // Three tracks would need 30 more: refused, nothing applied, nothing taken.
+        let refused = try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"a","to":[1,2,3,0,0,0,0,0,0,0]}"#.replacingOccurrences(of: ",0,0,0,0,0,0,0]", with: "]")), status: 503)
+        XCTAssertTrue(refused["detail"]?.string?.contains("max-live-segments") ?? false, "\(refused)")
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 20)
+        XCTAssertEqual(try get(server, "/v1/sessions/\(id)").json()["retargets"]?.array?.count, 1)
+        // A refused retarget (a path not animated) takes nothing either.
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"b","to":1}"#).status, 422)
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 20)
+        // Two more single tracks fit (40), a third does not.
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"a.1","to":5}"#).status, 200)
+        XCTAssertEqual(try post(server, "/v1/sessions/\(id)/retarget", #"{"path":"a.2","to":5}"#).status, 200)
+        try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"a.3","to":5}"#), status: 503)
+        // Deleting the session gives back all it held.
+        XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204)
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 0)
+    }
+
     func testRetargetsPastTheSessionsLimitAreRefusedWith409() throws {
         let server = try startServer(["--max-retargets", "2"])
         let (id, _) = try createSession(server, linear())

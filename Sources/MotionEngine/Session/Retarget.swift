@@ -5,6 +5,8 @@ public struct RetargetError: Error, Sendable, Equatable {
         case invalid
         /// The motion at that path cannot be redirected (a path or physics motion) (409).
         case conflict
+        /// The server has no room for what the retarget adds (a service's own bound, 503).
+        case unavailable
     }
 
     public var kind: Kind
@@ -32,6 +34,10 @@ extension Timeline {
     /// `value`: each affected track continues from its current value and velocity as a spring,
     /// so there is no jump. Springs, decays and tweens can be redirected; path and physics
     /// motions, and additive tracks, cannot. The window grows if the spring rests after it.
+    /// What one redirected track adds to the timeline, in curve segments as
+    /// `EngineLimits.maxSegments` counts them: a spring segment.
+    public static let segmentsPerRetargetedTrack = TrackBuilder.springSegmentWeight
+
     public func retargeting(_ path: String, to value: JSON, at t: Double,
                             spring parameters: SpringParameters = Timeline.defaultRetargetSpring) throws(RetargetError) -> Timeline {
         try retargeting(retargetTargets(path, to: value), at: t, spring: parameters)
