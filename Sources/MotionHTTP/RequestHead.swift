@@ -111,6 +111,10 @@ struct RequestHead: Sendable {
             if field.nameHasBlank {
                 return .badRequest("whitespace between a header name and its colon ('\(Self.printable(field.name))') is not allowed")
             }
+            // RFC 9112 §2.2: a bare CR is invalid; libmicrohttpd passes it through.
+            if field.value.utf8.contains(0x0D) {
+                return .badRequest("a carriage return inside the value of '\(Self.printable(field.name))' is not allowed")
+            }
         }
         var target = rawTarget
         let (encodedNUL, parameters) = target.withUTF8 { bytes in
@@ -129,14 +133,14 @@ struct RequestHead: Sendable {
                                   detail: "the request target (\(rawTarget.utf8.count) bytes, \(parameters) query parameters) does not fit the connection memory of \(poolBytes) bytes (connection-memory): its bytes plus \(Self.poolBytesPerParameter) per parameter must stay within \(poolBytes - Self.poolReserveBytes)")
         }
         // One pass over the fields for Host, Transfer-Encoding and Content-Length.
-        var hasHost = false
+        var hosts = 0
         var encodings: [Field] = []
         var lengthFields = 0
         var lastLength = ""
         for field in fields {
             switch field.known {
             case .host:
-                hasHost = true
+                hosts += 1
             case .transferEncoding:
                 encodings.append(field)
             case .contentLength:
@@ -146,8 +150,12 @@ struct RequestHead: Sendable {
                 break
             }
         }
-        if version == "HTTP/1.1", !hasHost {
+        if version == "HTTP/1.1", hosts == 0 {
             return .badRequest("an HTTP/1.1 request must carry a Host header")
+        }
+        // RFC 9112 §3.2: more than one Host field line is a 400, whatever the version.
+        if hosts > 1 {
+            return .badRequest("a request must not carry more than one Host header")
         }
         // The usual request: one Content-Length of 1 to 18 ASCII digits, no Transfer-Encoding.
         // Anything else takes the general checks below, which give every other answer.

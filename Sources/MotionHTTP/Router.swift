@@ -53,8 +53,15 @@ struct Router: Sendable {
 
     /// The response, and the route pattern that answered (the label for metrics).
     func handle(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
-        let (response, route) = route(request)
+        var (response, route) = route(request)
         if response.isComputeOnPool || (request.method == "OPTIONS" && response.status == 204) { return (response, route) }
+        // HEAD of a stream (a session's frames): the head only. libmicrohttpd 0.9.75 writes a
+        // chunked body's last chunk even for HEAD, which the client then takes for the start
+        // of the next answer on the connection.
+        if request.method == "HEAD", case .stream(let stream) = response.body {
+            stream.close()
+            response.body = .bytes([])
+        }
         return (response.finished(for: request, cors: cors), route)
     }
 

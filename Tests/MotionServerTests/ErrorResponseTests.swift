@@ -138,6 +138,32 @@ final class ErrorResponseTests: ServerTestCase {
         XCTAssertEqual(try same.readResponse().status, 200)
     }
 
+    /// RFC 9112 §3.2 (one Host field line) and §2.2 (no bare CR): libmicrohttpd lets both
+    /// through, and each was answered 200.
+    func testHeadFieldsHTTPForbidsAre400() throws {
+        let server = try startServer()
+        let heads = [
+            ("Host: a\r\nHost: b\r\n", "more than one Host"),
+            ("Host: a\r\nX-Note: one\rtwo\r\n", "carriage return"),
+        ]
+        for (fields, expected) in heads {
+            let client = try server.client()
+            defer { client.close() }
+            try client.send("GET /healthz HTTP/1.1\r\n" + fields + "\r\n")
+            let response = try client.readResponse()
+            let problem = try assertProblem(response, status: 400)
+            XCTAssertTrue(problem["detail"]?.string?.contains(expected) ?? false, "\(fields.debugDescription): \(response.text)")
+        }
+        // HTTP/1.0 without Host, and one Host, are fine.
+        for head in ["GET /healthz HTTP/1.0\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"] {
+            let client = try server.client()
+            defer { client.close() }
+            try client.send(head)
+            XCTAssertEqual(try client.readResponse().status, 200, head)
+        }
+        assertHealthy(server)
+    }
+
     func testContentLengthListIsRejected() throws {
         // libmicrohttpd rejects a list value itself (its own 400 page, which docs/README.md allows).
         let server = try startServer()

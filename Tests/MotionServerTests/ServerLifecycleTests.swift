@@ -172,6 +172,17 @@ final class ServerLifecycleTests: ServerTestCase {
                 XCTAssertEqual(Int(length), get.body.count, "HEAD announces the GET body's length for \(target)")
             }
         }
+        // A session's frames: the head of the stream, no watcher left behind, and nothing
+        // after it (libmicrohttpd wrote a last chunk, which garbled the next answer).
+        let created = try client.request("POST", "/v1/sessions?speed=1", headers: [("Content-Type", "application/json")],
+                                         body: Array(#"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":60,"properties":[{"path":"x","to":1}]}}"#.utf8))
+        XCTAssertEqual(created.status, 201)
+        let id = try XCTUnwrap(created.json()["id"]?.string)
+        let frames = try client.request("HEAD", "/v1/sessions/\(id)/frames")
+        XCTAssertEqual(frames.status, 200)
+        XCTAssertTrue(frames.body.isEmpty)
+        XCTAssertEqual(frames.header("Content-Type"), "application/x-ndjson")
+        XCTAssertEqual(try client.request("GET", "/v1/sessions/\(id)").json()["watchers"]?.int, 0)
         // Had HEAD sent a body, this response would be garbled.
         let after = try client.request("GET", "/readyz")
         XCTAssertEqual(after.status, 200)
