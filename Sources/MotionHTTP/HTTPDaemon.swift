@@ -168,19 +168,27 @@ final class HTTPDaemon: @unchecked Sendable {
         if size > 0 {
             if let uploadData {
                 if context.body.count + size > configuration.maxBodyBytes {
-                    // libmicrohttpd cannot queue an answer in the middle of a body: write the
-                    // 413 to the socket and have the connection closed, rather than read a body
-                    // that may never end.
                     context.body = []
-                    let problem = ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes)
-                    let fd = cmhd_connection_fd(connection)
-                    if fd >= 0 {
-                        let bytes = problem.rawHTTPResponse(requestID: context.requestID)
-                        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-                    }
-                    recordRequest(route: "rejected", method: context.method, status: 413, bytes: 0, context: context)
+                    context.releaseBody()
+                    writeRaw(ProblemDetails.payloadTooLarge(limit: configuration.maxBodyBytes), status: 413, context: context, on: connection)
                     return MHD_Result.NO
                 }
+                // The bodies being received are bounded together (`--max-held-request-bytes`).
+                let admitted = counters.lock.withLock { () -> Bool in
+                    guard counters.bodyBytes + size <= configuration.maxHeldRequestBytes else { return false }
+                    counters.bodyBytes += size
+                    return true
+                }
+                guard admitted else {
+                    context.body = []
+                    context.releaseBody()
+                    let problem = ProblemDetails.unavailable(
+                        "the request bodies being received hold the most bytes allowed (max-held-request-bytes); try again")
+                    writeRaw(problem, status: 503, context: context, on: connection)
+                    return MHD_Result.NO
+                }
+                context.heldBodyBytes += size
+                context.bodyCounters = counters
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
                     context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
                 }
@@ -208,6 +216,7 @@ final class HTTPDaemon: @unchecked Sendable {
         request.arrivedWhileDraining = context.arrivedWhileDraining
         request.ifNoneMatch = context.header(.ifNoneMatch)
         context.body = []
+        context.releaseBody()
         guard request.method == "POST" || request.method == "PUT" else {
             let (response, route) = router.handle(request)
             return answer(response, route: route, context: context, on: connection)
@@ -314,6 +323,18 @@ final class HTTPDaemon: @unchecked Sendable {
         recordRequest(route: route, method: context.method, status: response.status,
                       bytes: response.bodyBytes.count, context: context)
         return result
+    }
+
+    /// libmicrohttpd cannot queue an answer in the middle of a body: the problem is written
+    /// to the socket and the connection closed (the caller answers NO), rather than read a
+    /// body that may never end.
+    private func writeRaw(_ problem: ProblemDetails, status: Int, context: RequestContext, on connection: OpaquePointer) {
+        let fd = cmhd_connection_fd(connection)
+        if fd >= 0 {
+            let bytes = problem.rawHTTPResponse(requestID: context.requestID)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        }
+        recordRequest(route: "rejected", method: context.method, status: status, bytes: 0, context: context)
     }
 
     /// An answer as it leaves: tagged with the request id, with the CORS headers for an
@@ -541,6 +562,19 @@ private final class RequestContext: @unchecked Sendable {
     var track: ConnectionGuard.Track?
     /// A computation is under way on the pool (the connection is suspended).
     var computing = false
+    /// Bytes of `body` counted in `bodyCounters.bodyBytes`: given back when the body is
+    /// handed to the handler, or when the request ends before that.
+    var heldBodyBytes = 0
+    var bodyCounters: HTTPDaemonCounters?
+
+    func releaseBody() {
+        guard heldBodyBytes > 0 else { return }
+        let bytes = heldBodyBytes
+        heldBodyBytes = 0
+        bodyCounters?.lock.withLock { bodyCounters?.bodyBytes -= bytes }
+    }
+
+    deinit { releaseBody() }
     private let lock = InlineLock()
     private var computed: (HTTPResponse, String)?
     /// The computation was not run: the client had gone when a compute thread took it.
@@ -717,6 +751,8 @@ private final class HTTPDaemonCounters: @unchecked Sendable {
     let lock = InlineLock()
     var inFlight = 0
     var heldBytes = 0
+    /// Request body bytes received and not yet handed to a handler (`--max-held-request-bytes`).
+    var bodyBytes = 0
 
     func release(_ bytes: Int) { lock.withLock { heldBytes -= bytes } }
 }

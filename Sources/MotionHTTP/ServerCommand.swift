@@ -78,6 +78,8 @@ struct ServerCommand: ParsableCommand {
     var connectionMemory: Int?
     @Option(help: "Bytes of answers held for clients that have not read them (env MOTION_MAX_HELD_RESPONSE_BYTES; default 268435456).")
     var maxHeldResponseBytes: Int?
+    @Option(help: "Bytes of request bodies being received, all connections together; a body that would pass it is refused with 503 and its connection closed (env MOTION_MAX_HELD_REQUEST_BYTES; default 268435456).")
+    var maxHeldRequestBytes: Int?
     @Option(help: "How paced stream frames reach the socket: direct (written by the pacer while the connection is suspended) or libmicrohttpd (each frame resumes the connection) (env MOTION_STREAM_WRITES; default direct).")
     var streamWrites: String?
     @Option(help: "Seconds SIGTERM waits for open streams (env MOTION_DRAIN_TIMEOUT; default 10).")
@@ -130,6 +132,7 @@ struct ServerCommand: ParsableCommand {
             throw ValidationError("--connection-memory must be 4096…1048576")
         }
         if config.maxHeldResponseBytes < 0 { throw ValidationError("--max-held-response-bytes must not be negative") }
+        if config.maxHeldRequestBytes < 0 { throw ValidationError("--max-held-request-bytes must not be negative") }
         // NaN compared false here and then made SIGTERM wait not at all; `inf` would wait for
         // ever on a stream that never ends.
         if !(config.drainTimeout >= 0) || !config.drainTimeout.isFinite {
@@ -214,6 +217,7 @@ struct ServerCommand: ParsableCommand {
         if let v: Int = try value(inlineMaxSamples, "MOTION_INLINE_MAX_SAMPLES") { config.inlineMaxSamples = v }
         if let v: Int = try value(connectionMemory, "MOTION_CONNECTION_MEMORY") { config.connectionMemoryBytes = v }
         if let v: Int = try value(maxHeldResponseBytes, "MOTION_MAX_HELD_RESPONSE_BYTES") { config.maxHeldResponseBytes = v }
+        if let v: Int = try value(maxHeldRequestBytes, "MOTION_MAX_HELD_REQUEST_BYTES") { config.maxHeldRequestBytes = v }
         if let v: String = try value(streamWrites, "MOTION_STREAM_WRITES") {
             switch v {
             case "direct": config.streamDirectWrites = true

@@ -41,6 +41,11 @@ struct ServerConfiguration: Sendable {
     /// Bytes of answers queued for clients that have not read them yet (503 with Retry-After
     /// beyond; answers up to 4 KiB are always sent).
     var maxHeldResponseBytes = 256 * 1024 * 1024
+    /// Bytes of request bodies received and not yet handed to their handlers, all
+    /// connections together (503 with Retry-After, and the connection closed, for a body
+    /// that would pass it). Each body is bounded by `maxBodyBytes`, but not their sum: 3,000
+    /// connections sending 1 MB bodies slowly held 3.2 GB.
+    var maxHeldRequestBytes = 256 * 1024 * 1024
     /// Per-connection memory pool for the request head and libmicrohttpd's buffers, bytes
     /// (431 when a request head does not fit). libmicrohttpd zeroes the whole pool before
     /// every request of a keep-alive connection, so its size is paid on each request: 64 KiB

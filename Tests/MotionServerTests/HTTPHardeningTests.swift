@@ -332,6 +332,40 @@ final class HTTPHardeningTests: ServerTestCase {
         XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204)
     }
 
+    /// Each body is bounded by `--max-body-bytes`, but the bodies being received together
+    /// were not: 3,000 connections sending 1 MB bodies slowly held 3.2 GB. Past
+    /// `--max-held-request-bytes` a body is refused with 503 and its connection closed; what a
+    /// connection held is given back when it goes.
+    func testBodiesBeingReceivedAreBoundedTogether() throws {
+        let server = try startServer(["--max-held-request-bytes", "100000", "--max-body-bytes", "60000"])
+        func head(_ length: Int) -> String {
+            "POST /v1/timelines HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
+        }
+        let first = try server.client()
+        defer { first.closeAbruptly() }
+        try first.send(head(60_000) + String(repeating: " ", count: 50_000))
+        usleep(200_000)
+        let second = try server.client()
+        defer { second.close() }
+        try second.send(head(60_000) + String(repeating: " ", count: 60_000))
+        let refused = try second.readResponse()
+        let problem = try assertProblem(refused, status: 503, type: "/problems/unavailable")
+        XCTAssertTrue(problem["detail"]?.string?.contains("max-held-request-bytes") ?? false, refused.text)
+        XCTAssertNotNil(refused.header("Retry-After"))
+        // A body that fits beside the first is read and answered.
+        let document = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#
+        XCTAssertEqual(try post(server, "/v1/timelines", document).status, 200)
+        // Once the first client is gone, its 50,000 bytes are given back.
+        first.closeAbruptly()
+        usleep(300_000)
+        let third = try server.client()
+        defer { third.close() }
+        let padded = document + String(repeating: " ", count: 59_000 - document.utf8.count)
+        try third.send(head(padded.utf8.count) + padded)
+        XCTAssertEqual(try third.readResponse().status, 200)
+        assertHealthy(server)
+    }
+
     func testHealthIsAnsweredWhileAHeavyDocumentComputes() throws {
         let server = try startServer(["--threads", "1", "--compute-threads", "1", "--max-queued-computations", "0"])
         let heavy = Self.heavyDocument
