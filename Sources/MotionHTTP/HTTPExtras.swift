@@ -165,7 +165,7 @@ extension HTTPResponse {
             response.headers.append(("Vary", "Accept-Encoding"))
             if body.count >= Compression.minimumBytes, response.header("Content-Encoding") == nil,
                let coding = ContentCoding.negotiate(request.acceptEncoding),
-               let compressed = Compression.compress(body, coding) {
+               let compressed = response.staticBody?.compressed(coding) ?? Compression.compress(body, coding) {
                 response.body = .bytes(compressed)
                 response.headers.append(("Content-Encoding", coding.rawValue))
                 // A compressed representation is a different one: its strong ETag differs.

@@ -8,8 +8,8 @@ struct Handlers: Sendable {
     let streams: StreamRegistry
     let sessions: SessionRegistry
     let metrics: ServiceMetrics
-    let easingCatalogue: [UInt8]
-    let openAPIDocument: [UInt8]
+    let easingCatalogue: StaticBody
+    let openAPIDocument: StaticBody
     let playground: PlaygroundAssets
     /// Documents computed without a problem, for 304s without computing (`ValidatedTags`).
     let validatedTags = ValidatedTags()
@@ -22,8 +22,10 @@ struct Handlers: Sendable {
         self.streams = streams
         self.sessions = sessions
         self.metrics = metrics
-        self.easingCatalogue = Easing.catalogue.serialized
-        self.openAPIDocument = PackageResources.openapi_yaml
+        var catalogue = Easing.catalogue.serialized
+        if catalogue.last != UInt8(ascii: "\n") { catalogue.append(UInt8(ascii: "\n")) }
+        self.easingCatalogue = StaticBody(catalogue)
+        self.openAPIDocument = StaticBody(PackageResources.openapi_yaml)
         self.playground = PlaygroundAssets()
         self.liveSegments = LiveSegmentBudget(limit: configuration.maxLiveSegments)
     }
@@ -45,14 +47,14 @@ struct Handlers: Sendable {
         router.add("POST", "/v1/springs", springs)
         router.add("GET", "/") { _ in playground.pageResponse() }
         router.add("GET", "/playground/{file}") { request in playground.assetResponse(request) }
-        router.add("GET", "/v1/easings") { _ in .json(200, easingCatalogue) }
+        router.add("GET", "/v1/easings") { _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], staticBody: easingCatalogue) }
         router.add("GET", "/healthz", held: .delivered) { _ in .json(200, Self.health) }
         router.add("GET", "/readyz", held: .delivered, readiness)
         router.add("GET", "/metrics", held: .delivered) { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.render(liveSegments: liveSegments.current))
         }
         router.add("GET", "/openapi.yaml") { _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], staticBody: openAPIDocument)
         }
         router.add("GET", "/problems/{name}", problemPage)
         return router

@@ -10,11 +10,11 @@ import Foundation
 struct PlaygroundAssets: Sendable {
     struct Asset: Sendable {
         var contentType: String
-        var body: [UInt8]
+        var body: StaticBody
         var version: String
     }
 
-    let page: [UInt8]
+    let page: StaticBody
     let assets: [String: Asset]
 
     init() {
@@ -25,13 +25,13 @@ struct PlaygroundAssets: Sendable {
             ("playground.css", "text/css; charset=utf-8", PackageResources.playground_css),
             ("examples.js", "text/javascript; charset=utf-8", PackageResources.examples_js),
         ] {
-            assets[name] = Asset(contentType: type, body: body, version: Self.hash(body))
+            assets[name] = Asset(contentType: type, body: StaticBody(body), version: Self.hash(body))
         }
         var html = String(decoding: PackageResources.index_html, as: UTF8.self)
         for (name, asset) in assets {
             html = html.replacingOccurrences(of: "/playground/\(name)\"", with: "/playground/\(Self.versioned(name, asset.version))\"")
         }
-        self.page = Array(html.utf8)
+        self.page = StaticBody(Array(html.utf8))
         self.assets = assets
     }
 
@@ -43,7 +43,7 @@ struct PlaygroundAssets: Sendable {
     ]
 
     func pageResponse() -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")] + Self.securityHeaders, body: page)
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")] + Self.securityHeaders, staticBody: page)
     }
 
     /// `app.js` under version `v`: `app.v.js`.
@@ -66,7 +66,7 @@ struct PlaygroundAssets: Sendable {
         let (name, version) = Self.unversioned(file)
         guard let asset = assets[name] else { return ProblemDetails.notFound(request.path).response }
         let caching = version.map(String.init) == asset.version ? "public, max-age=31536000, immutable" : "no-cache"
-        return HTTPResponse(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", caching), ("ETag", "\"\(asset.version)\"")] + Self.securityHeaders, body: asset.body)
+        return HTTPResponse(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", caching), ("ETag", "\"\(asset.version)\"")] + Self.securityHeaders, staticBody: asset.body)
     }
 
     /// FNV-1a, 64 bits, in hex: a version tag for cache busting, not a security measure.

@@ -140,4 +140,16 @@ final class RequestHeadTests: XCTestCase {
         XCTAssertNil(response.header("Vary "))
         XCTAssertNil(response.header("Etaf"))
     }
+
+    /// A constant body is compressed once per coding: later calls hand out the same buffer.
+    func testStaticBodiesAreCompressedOnce() throws {
+        let body = StaticBody(Array(String(repeating: "motion ", count: 1000).utf8))
+        let first = try XCTUnwrap(body.compressed(.gzip))
+        let second = try XCTUnwrap(body.compressed(.gzip))
+        XCTAssertLessThan(first.count, body.bytes.count / 10)
+        XCTAssertEqual(first.withUnsafeBufferPointer { $0.baseAddress }, second.withUnsafeBufferPointer { $0.baseAddress }, "compressed again")
+        let deflated = try XCTUnwrap(body.compressed(.deflate))
+        XCTAssertNotEqual(deflated, first)
+        XCTAssertEqual(deflated.withUnsafeBufferPointer { $0.baseAddress }, try XCTUnwrap(body.compressed(.deflate)).withUnsafeBufferPointer { $0.baseAddress })
+    }
 }

@@ -116,10 +116,17 @@ final class UsabilityTests: ServerTestCase {
         // gzip;q=0 and identity are honoured; a small answer is never compressed.
         XCTAssertNil(try post(server, "/v1/timelines", large, headers: [("Accept-Encoding", "gzip;q=0")]).header("Content-Encoding"))
         XCTAssertNil(try send(server, "GET", "/healthz", headers: [("Accept-Encoding", "gzip")]).header("Content-Encoding"))
-        // Static answers too.
-        let spec = try send(server, "GET", "/openapi.yaml", headers: [("Accept-Encoding", "gzip")])
-        XCTAssertEqual(spec.header("Content-Encoding"), "gzip")
-        XCTAssertEqual(String(decoding: try Self.inflate(spec.body), as: UTF8.self), try get(server, "/openapi.yaml").text)
+        // Constant answers too, compressed once and then served as made.
+        for target in ["/openapi.yaml", "/v1/easings", "/", "/playground/app.js"] {
+            let plain = try get(server, target).body
+            for coding in ["gzip", "deflate"] {
+                let first = try send(server, "GET", target, headers: [("Accept-Encoding", coding)])
+                let second = try send(server, "GET", target, headers: [("Accept-Encoding", coding)])
+                XCTAssertEqual(first.header("Content-Encoding"), coding, target)
+                XCTAssertEqual(first.body, second.body, "\(target) \(coding)")
+                XCTAssertEqual(try Self.inflate(first.body), plain, "\(target) \(coding)")
+            }
+        }
     }
 
     func testStreamsAreNeverCompressed() throws {
