@@ -20,6 +20,20 @@ final class LiveSession: @unchecked Sendable {
     private var unwatchedSince: Double?
     /// Most frames a watcher is sent at once; when more are due, the older ones are skipped.
     let maxBacklogFrames: Int
+    /// `maxBacklogFrames`, or fewer so that they take at most `maxReadBytes` (at least one
+    /// frame); set from the timeline's frame size.
+    private var backlogFrames: Int
+
+    /// The most bytes of frames a watcher is given at once (one frame at least). A watcher
+    /// that fell behind was given a whole backlog in one read, held in its stream's buffer
+    /// until sent: 120 frames of a 10,000-track session, 29 MB a watcher, and 100 slow
+    /// watchers took the server to 1.6 GB.
+    static let maxReadBytes = 1 << 20
+
+    private static func backlogFrames(_ timeline: Timeline, limit: Int) -> Int {
+        let perFrame = max(1, OutputSize.sessionFrameBytes(timeline))
+        return max(1, min(limit, Int(min(Double(limit), Double(maxReadBytes) / perFrame))))
+    }
     /// Most command echoes that wait for one watcher. A watcher that has not taken that many
     /// (its client stopped reading while commands kept coming) is ended rather than queued
     /// for without bound: it is sent an `end` line with `"interrupted":"backlog"` if it ever
@@ -87,6 +101,7 @@ final class LiveSession: @unchecked Sendable {
         self.timeline = timeline
         self.clock = SessionClock(start: timeline.window.start, end: timeline.window.end, speed: speed, wall: wall)
         self.maxBacklogFrames = maxBacklogFrames
+        self.backlogFrames = Self.backlogFrames(timeline, limit: maxBacklogFrames)
         self.maxBacklogEvents = maxBacklogEvents
         self.maxRetargets = maxRetargets
         self.unwatchedSince = wall
@@ -261,6 +276,7 @@ final class LiveSession: @unchecked Sendable {
                 retargetedValues += targets.count
                 clock.extend(to: updated.window.end)
                 timeline = updated
+                backlogFrames = Self.backlogFrames(updated, limit: maxBacklogFrames)
                 frameCache.removeAll()
                 frameCacheNext = 0
             } catch {
@@ -322,7 +338,7 @@ final class LiveSession: @unchecked Sendable {
             state.frameNow = false
         } else {
             guard let last = state.lastTime, last != now else { return }
-            let (due, skipped) = gridTimes(from: last, to: now, limit: maxBacklogFrames)
+            let (due, skipped) = gridTimes(from: last, to: now, limit: backlogFrames)
             state.queuedDropped += skipped
             if !due.isEmpty {
                 state.queued.append(.frames(due, from: last, to: now))
@@ -331,9 +347,9 @@ final class LiveSession: @unchecked Sendable {
         }
         state.lastTime = now
         // Bound what waits: drop the oldest frames beyond one backlog.
-        while state.queuedFrames > maxBacklogFrames, state.framesHead < state.queued.count {
+        while state.queuedFrames > backlogFrames, state.framesHead < state.queued.count {
             if case .frames(let times, let from, let to) = state.queued[state.framesHead] {
-                let drop = min(times.count, state.queuedFrames - maxBacklogFrames)
+                let drop = min(times.count, state.queuedFrames - backlogFrames)
                 state.queuedFrames -= drop
                 state.queuedDropped += drop
                 if drop < times.count {
@@ -442,7 +458,7 @@ final class LiveSession: @unchecked Sendable {
             }
             dropped += state.queuedDropped
             // Frames written from the queue count against this read's backlog.
-            let budget = max(1, maxBacklogFrames - state.queuedFrames)
+            let budget = max(1, backlogFrames - state.queuedFrames)
             state.queued.removeAll()
             state.queuedFrames = 0
             state.queuedDropped = 0

@@ -231,7 +231,7 @@ class PacedStream: @unchecked Sendable {
     /// Empties the buffer of sent bytes and, with `produce` and until the stream has ended,
     /// fills it with what is due at `now`. Lock held.
     private func refill(now: UInt64, produce: Bool) {
-        pending.removeAll(keepingCapacity: true)
+        pending.removeAll(keepingCapacity: pending.capacity <= Self.keptBufferBytes)
         offset = 0
         if produce { produceDue(now: now, into: &pending) }
     }
@@ -339,12 +339,12 @@ class PacedStream: @unchecked Sendable {
     /// size. Nil when nothing was due: the stream was then handed back or its next wake
     /// filed. Lock held; nothing of `unsent` is left to send.
     private func produceChunk(now: UInt64, pacer: StreamPacer) -> Int? {
-        unsent.removeAll(keepingCapacity: true)
+        unsent.removeAll(keepingCapacity: unsent.capacity <= Self.keptBufferBytes)
         unsent.append(contentsOf: Self.chunkSizeRoom)
         produceDue(now: now, into: &unsent)
         let bodyStart = Self.chunkSizeRoom.count, size = unsent.count - bodyStart
         if size == 0 {
-            unsent.removeAll(keepingCapacity: true)
+            unsent.removeAll(keepingCapacity: unsent.capacity <= Self.keptBufferBytes)
             unsentOffset = 0
             if ended { handBack(abort: false) } else if noticesPeerGone() { handBack(abort: true) } else {
                 pacer.schedule(self, at: wakeTime(now: now))
@@ -359,10 +359,10 @@ class PacedStream: @unchecked Sendable {
     /// buffer libmicrohttpd's reads take from (it frames the bytes itself). Lock held.
     private func handUnsentChunkToLibmicrohttpd(size: Int) {
         let bodyStart = Self.chunkSizeRoom.count
-        pending.removeAll(keepingCapacity: true)
+        pending.removeAll(keepingCapacity: pending.capacity <= Self.keptBufferBytes)
         pending.append(contentsOf: unsent[bodyStart..<(bodyStart + size)])
         offset = 0
-        unsent.removeAll(keepingCapacity: true)
+        unsent.removeAll(keepingCapacity: unsent.capacity <= Self.keptBufferBytes)
         unsentOffset = 0
     }
 
@@ -471,6 +471,11 @@ class PacedStream: @unchecked Sendable {
     /// Room for a chunk's size line before its bytes: 16 hexadecimal digits (any `Int`)
     /// and CRLF.
     static let chunkSizeRoom = [UInt8](repeating: 0, count: 18)
+
+    /// The buffers keep their storage from one write to the next up to this size (no
+    /// allocation a frame); a larger write's storage is let go once it is sent, so that a
+    /// stream does not hold its largest write for the rest of its life.
+    static let keptBufferBytes = 64 * 1024
 
     /// Frames `buffer[bodyStart...]` as one HTTP/1.1 chunk (RFC 9112 §7.1) in place: its size
     /// in lowercase hexadecimal without leading zeros and CRLF go just before the bytes (in

@@ -24,6 +24,31 @@ final class SessionOrderingTests: XCTestCase {
         return (String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init), result.ended, result.dropped, result.endReason)
     }
 
+    /// A watcher that fell behind is given at most `LiveSession.maxReadBytes` of frames at
+    /// once (at least one), the older ones counted as dropped: a whole backlog of a wide
+    /// session was held in the stream's buffer (120 frames of 10,000 tracks, 29 MB a watcher).
+    func testAWatcherThatFellBehindIsGivenAtMostAMegabyteAtOnce() throws {
+        // 2,000 tracks: a frame line is at most about 70 KB (every number at its longest).
+        let properties = (0..<2_000).map { #"{"path":"track\#($0)","from":0,"to":1}"# }.joined(separator: ",")
+        let wide = try session(maxBacklogFrames: 120, document: #"{"fps":10,"motion":{"type":"tween","duration":60,"properties":[\#(properties)]}}"#)
+        let watcher = SessionWatcher(session: wide, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(wide.addWatcher(watcher, limit: 10))
+        XCTAssertEqual(lines(wide, watcher, atWall: 0).count, 1)
+        // 12 s later 120 frames are due; the read holds what fits in a megabyte.
+        let behind = produce(wide, watcher, atWall: 12)
+        XCTAssertGreaterThan(behind.lines.count, 5)
+        XCTAssertLessThan(behind.lines.count, 20, "frames in one read")
+        XCTAssertEqual(behind.dropped, 120 - behind.lines.count, "the others are counted as dropped")
+        XCTAssertLessThanOrEqual(behind.lines.reduce(0) { $0 + $1.utf8.count + 1 }, LiveSession.maxReadBytes)
+        XCTAssertTrue(behind.lines.last?.contains(#""time":12"#) ?? false, "the newest frames are the ones sent")
+        // A narrow session is held to the frame count only.
+        let narrow = try session(maxBacklogFrames: 120)
+        let narrowWatcher = SessionWatcher(session: narrow, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(narrow.addWatcher(narrowWatcher, limit: 10))
+        _ = lines(narrow, narrowWatcher, atWall: 0)
+        XCTAssertEqual(produce(narrow, narrowWatcher, atWall: 9.95).lines.count, 99)
+    }
+
     func testFramesCrossedBeforeACommandComeBeforeItsEcho() throws {
         let session = try session()
         let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())

@@ -43,6 +43,11 @@ public enum OutputSize {
         }
     }
 
+    /// The longest a session watcher's frame line can be (without events).
+    public static func sessionFrameBytes(_ timeline: Timeline) -> Double {
+        frameLineOverhead + trackRowBytes(timeline)
+    }
+
     // MARK: - Pieces
 
     /// The escaped length of `text` as `JSONWriter.string` writes it, quotes included.
