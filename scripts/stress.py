@@ -576,12 +576,34 @@ def compile_work_documents():
             "fps": 1, "target": items(100), "output": {"events": False, "final": False},
             "motion": {"type": "group", "repeat": 1000, "children": [
                 {**spring, "properties": [{"path": "items.*.o", "keyframes": [i % 2 for i in range(100)]}]}]}},
+        # 945 KB: 18.4 s and 4.8 GB (the paths of a document were not bounded together).
+        "150 paths of eccentric arcs": {
+            "fps": 1, "target": {}, "output": {"events": False, "final": False},
+            "motion": {"type": "group", "children": [
+                {"type": "path", "path": "M0 0" + "a1e9 1 0 1 1 2 0a1e9 1 0 1 1-2 0" * 195, "duration": 1, "output": f"p{i}"}
+                for i in range(150)]}},
+    }
+
+
+def walk_work_documents():
+    """Documents whose decoding, not compiling, took seconds (the third review), each
+    refused with a 422 naming max-properties: (document, what it cost before)."""
+    return {
+        # 840 KB: 31 s (each '*' path walked every element, twice; only matches counted).
+        "2,500 '*.*' walks over 390,000 elements": {
+            "fps": 1, "target": {"a": [0] * 389_999 + [[0]]},
+            "motion": {"type": "tween", "duration": 1, "properties": [{"path": "a.*.*", "from": 0, "to": 1}] * 2_500}},
+        # 830 KB: 16 s (every property without 'from' compared with every one with it).
+        "20,000 starts against 30,000 implicit ones": {
+            "target": {}, "motion": {"type": "tween", "duration": 1,
+                                     "properties": [{"path": "a", "from": 0}] * 20_000 + [{"path": "b"}] * 30_000}},
     }
 
 
 def probe_compile_work(binary, short):
-    """Documents that multiply the compiler's work (wildcards, stagger, repeats, bounces):
-    each refused with a 422 naming max-segments, in seconds of CPU and without gigabytes,
+    """Documents that multiply the compiler's work (wildcards, stagger, repeats, bounces,
+    paths of arcs), or the decoder's ('*' walks, implicit starts): each refused with a 422
+    naming max-segments (max-properties for the decoder's), in seconds of CPU and without gigabytes,
     while /healthz stays quick; a 1,000-byte one of spring keyframes is computed on the pool,
     not on a connection thread; and sessions of the largest allowed document stop at
     max-live-segments with a 503 instead of holding 95 MB each (ten at the default, about
@@ -598,6 +620,13 @@ def probe_compile_work(binary, short):
                 cpu = server_cpu_seconds(server) - before
                 check(status == 422 and b"max-segments" in body, f"compile work, {name}: {status} {body[:200]!r}")
                 check(cpu < 10, f"compile work, {name}: {cpu:.1f} s of CPU")
+                figures[name] = round(cpu, 2)
+            for name, document in walk_work_documents().items():
+                before = server_cpu_seconds(server)
+                status, _, body, _ = post_json(server, "/v1/timelines", json.dumps(document, separators=(",", ":")), timeout=120)
+                cpu = server_cpu_seconds(server) - before
+                check(status == 422 and b"max-properties" in body, f"decode work, {name}: {status} {body[:200]!r}")
+                check(cpu < 5, f"decode work, {name}: {cpu:.1f} s of CPU")
                 figures[name] = round(cpu, 2)
             # 1,000 bytes, 200 elements × 199 spring segments: 0.4 s on a connection thread before.
             small = {"fps": 1, "target": {"i": [0] * 200}, "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
@@ -909,6 +938,97 @@ def probe_unread_answers(binary, short):
         server.stop()
 
 
+def probe_request_bodies(binary, short):
+    """Connections that each send most of a 1 MiB body, then hold it: the bodies being
+    received are bounded together (--max-held-request-bytes, 256 MiB; 64 MB in the short
+    run), the rest refused with 503 and closed (3,000 such connections held 3.2 GB before)."""
+    connections, limit = (150, 64 * 2**20) if short else (1000, 256 * 2**20)
+    server = Server(binary, "--max-connections-per-address", "0", "--max-held-request-bytes", str(limit))
+    sockets = []
+    try:
+        base = server.rss()
+        head = (f"POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {2**20}\r\n\r\n").encode()
+        chunk = b" " * 1_000_000
+        for _ in range(connections):
+            sock = connect(server, timeout=10)
+            try:
+                sock.sendall(head + chunk)
+            except OSError:
+                pass  # refused and closed while sending
+            sockets.append(sock)
+        time.sleep(1)
+        refused = 0
+        for sock in sockets:
+            sock.settimeout(0.05)
+            try:
+                refused += b" 503 " in sock.recv(4096)[:16]
+            except (socket.timeout, OSError):
+                pass
+        grown = server.rss() - base
+        # Each held body is 1,000,000 bytes: all but about limit / 1e6 are refused (a few may
+        # still be on their way).
+        check(refused >= (connections - limit // 1_000_000) * 0.9, f"request bodies: only {refused} of {connections} refused")
+        check(grown < limit + 150 * 2**20, f"request bodies: resident memory grew {grown / 1e6:.0f} MB")
+        # Once they go, new bodies are read again.
+        for sock in sockets:
+            sock.close()
+        sockets = []
+        time.sleep(0.5)
+        status, _, body, _ = post_json(server, "/v1/timelines", LONG_TWEEN.replace("600", "1"))
+        check(status == 200, f"request bodies: after the clients left, {status} {body[:200]!r}")
+        server.assert_alive("request bodies")
+        return {"connections": connections, "refused": refused, "rss_growth_mb": round(grown / 2**20, 1)}
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.stop()
+
+
+def probe_slow_watchers(binary, short):
+    """Watchers of a 10,000-track session that read 8 KB every 50 ms: each read holds at
+    most 1 MiB of frames (100 such watchers took the server to 1.6 GB before); resident
+    memory within 50 MB + 5 MB a watcher."""
+    watchers, seconds = (20, 4) if short else (100, 10)
+    server = Server(binary)
+    sockets = []
+    try:
+        # 190 frames of 10,000 tracks (max-samples allows 200), 20 frames a second of wall time.
+        document = json.dumps({"fps": 1, "motion": {"type": "tween", "duration": 190, "properties": [
+            {"path": f"t{i}", "from": 0, "to": 1} for i in range(10_000)]}}, separators=(",", ":"))
+        status, _, body, _ = post_json(server, "/v1/sessions?speed=20", document, timeout=60)
+        check(status == 201, f"slow watchers: session {status} {body[:200]!r}")
+        session = json.loads(body)["id"]
+        base = server.rss()
+        for _ in range(watchers):
+            sock = connect(server, timeout=10)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+            sock.sendall(f"GET /v1/sessions/{session}/frames HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            sockets.append(sock)
+        peak, read, deadline = 0, 0, time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for sock in sockets:
+                sock.settimeout(0.001)
+                try:
+                    read += len(sock.recv(8192))
+                except (socket.timeout, OSError):
+                    pass
+            peak = max(peak, server.rss() - base)
+            time.sleep(0.05)
+        check(read > 0, "slow watchers: nothing was read")
+        # About 16 MB a watcher before (a whole backlog each); at most 1 MiB a read now.
+        bound = (50 + 5 * watchers) * 2**20
+        check(peak < bound, f"slow watchers: resident memory grew {peak / 1e6:.0f} MB")
+        dropped = float(metric_value(server, "motion_frames_dropped_total"))
+        server.assert_alive("slow watchers")
+        return {"watchers": watchers, "read_mb": round(read / 2**20, 1), "dropped": int(dropped),
+                "rss_peak_growth_mb": round(peak / 2**20, 1)}
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.stop()
+
+
 def send_commands(server, session, bodies, count, what):
     """`count` commands to `session`, cycling through `bodies`, on one keep-alive connection;
     each must be answered 200."""
@@ -1037,6 +1157,8 @@ PROBES = {
     "unread-answers": probe_unread_answers,
     "command-flood": probe_command_flood,
     "stalled-watchers": probe_stalled_watchers,
+    "request-bodies": probe_request_bodies,
+    "slow-watchers": probe_slow_watchers,
 }
 
 
