@@ -53,14 +53,16 @@ struct Router: Sendable {
 
     /// The response, and the route pattern that answered (the label for metrics).
     func handle(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
-        var (response, route) = route(request)
+        let (response, route) = route(request)
         if response.isComputeOnPool || (request.method == "OPTIONS" && response.status == 204) { return (response, route) }
         // HEAD of a stream (a session's frames): the head only. libmicrohttpd 0.9.75 writes a
         // chunked body's last chunk even for HEAD, which the client then takes for the start
         // of the next answer on the connection.
-        if request.method == "HEAD", case .stream(let stream) = response.body {
+        if case .stream(let stream) = response.body, request.method == "HEAD" {
             stream.close()
-            response.body = .bytes([])
+            var head = response
+            head.body = .bytes([])
+            return (head.finished(for: request, cors: cors), route)
         }
         return (response.finished(for: request, cors: cors), route)
     }
