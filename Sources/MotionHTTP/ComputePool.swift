@@ -1,6 +1,7 @@
 import Foundation
 import CMicroHTTPD
 import Glibc
+import MotionEngine
 
 /// The threads that compute answers to POST requests (compiling and encoding timelines),
 /// apart from libmicrohttpd's connection threads.
@@ -98,6 +99,38 @@ final class ComputePool: @unchecked Sendable {
             job()
             if cmhd_thread_cpu_nanos() &- started >= Self.trimAfterNanos { _ = cmhd_malloc_trim() }
             condition.withLock { running -= 1 }
+        }
+    }
+}
+
+/// Gives memory that connection threads freed back to the system once enough of it has been
+/// freed. Request bodies and answers are allocated and freed on libmicrohttpd's threads,
+/// whose malloc arenas keep what they free: after 600 connections had each sent most of a
+/// 1 MiB body and gone, the release server stayed at 178 MB resident (22 MB before them).
+/// Past `threshold` bytes freed, one `malloc_trim` runs on a utility queue (never on a
+/// connection thread), one at a time. The compute pool trims after its own heavy jobs.
+final class MemoryTrim: @unchecked Sendable {
+    static let shared = MemoryTrim()
+    static let threshold = 64 << 20
+
+    private let lock = InlineLock()
+    private var debt = 0
+    private var running = false
+    private let queue = DispatchQueue(label: "memory-trim", qos: .utility)
+
+    /// Counts `bytes` freed; schedules a trim when they pass the threshold.
+    func freed(_ bytes: Int) {
+        let start = lock.withLock { () -> Bool in
+            debt &+= bytes
+            guard debt >= Self.threshold, !running else { return false }
+            debt = 0
+            running = true
+            return true
+        }
+        guard start else { return }
+        queue.async { [self] in
+            _ = cmhd_malloc_trim()
+            lock.withLock { running = false }
         }
     }
 }

@@ -572,6 +572,7 @@ private final class RequestContext: @unchecked Sendable {
         let bytes = heldBodyBytes
         heldBodyBytes = 0
         bodyCounters?.lock.withLock { bodyCounters?.bodyBytes -= bytes }
+        MemoryTrim.shared.freed(bytes)
     }
 
     deinit { releaseBody() }
@@ -754,7 +755,10 @@ private final class HTTPDaemonCounters: @unchecked Sendable {
     /// Request body bytes received and not yet handed to a handler (`--max-held-request-bytes`).
     var bodyBytes = 0
 
-    func release(_ bytes: Int) { lock.withLock { heldBytes -= bytes } }
+    func release(_ bytes: Int) {
+        lock.withLock { heldBytes -= bytes }
+        MemoryTrim.shared.freed(bytes)
+    }
 }
 
 /// Ties a stream to the pacer for the reader callback.
