@@ -15,14 +15,30 @@ final class EngineReliabilityServerTests: ServerTestCase {
         return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }
     }
 
+    /// A sanitizer's quarantine and shadow memory make resident memory meaningless; the
+    /// sanitizer's own leak check covers these tests under `make test-sanitize`.
+    private func skipUnderASanitizer() throws {
+        if let sanitizer = ProcessInfo.processInfo.environment["MOTION_SANITIZER"] {
+            throw XCTSkip("resident-memory threshold not meaningful under the \(sanitizer) sanitizer")
+        }
+    }
+
+    /// The resident memory once it is below `bound` kB, or after 5 s (memory given back by a
+    /// trim that runs just after an answer, or on a utility queue, shows a moment later).
+    private func residentKilobytes(_ pid: pid_t, settlingBelow bound: Int) throws -> Int {
+        let deadline = Date().addingTimeInterval(5)
+        var resident = try XCTUnwrap(residentKilobytes(pid))
+        while resident >= bound, Date() < deadline {
+            usleep(50_000)
+            resident = try XCTUnwrap(residentKilobytes(pid))
+        }
+        return resident
+    }
+
     /// Aborted group schedules used to keep their plays (and, when the run stopped with actions
     /// still queued, the whole scheduler) alive: memory grew with every 422.
     func testAbortedSchedulesDoNotLeak() throws {
-        if let sanitizer = ProcessInfo.processInfo.environment["MOTION_SANITIZER"] {
-            // A sanitizer's quarantine and shadow memory make resident memory meaningless; the
-            // sanitizer's own leak check covers this under `make test-sanitize`.
-            throw XCTSkip("resident-memory threshold not meaningful under the \(sanitizer) sanitizer")
-        }
+        try skipUnderASanitizer()
         let server = try startServer()
         let client = try server.client(readTimeout: 30)
         defer { client.close() }
@@ -57,9 +73,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
     /// instead of 27 for the release server after this document). The pool gives them back
     /// after every job that took 20 ms of CPU or more (`ComputePool.trimAfterNanos`).
     func testMemoryOfALargeCompilationIsGivenBack() throws {
-        if let sanitizer = ProcessInfo.processInfo.environment["MOTION_SANITIZER"] {
-            throw XCTSkip("resident-memory threshold not meaningful under the \(sanitizer) sanitizer")
-        }
+        try skipUnderASanitizer()
         // 1,000 elements through 60 spring keyframes (600,000 segments) and an additive
         // tween over them, refused with 422 once compiled (max-samples): the answer is small.
         let items = Array(repeating: #"{"o":0}"#, count: 1000).joined(separator: ",")
@@ -78,12 +92,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
             peak = max(peak, try XCTUnwrap(residentKilobytes(server.pid)))
         }
         // The memory is given back just after the answer is handed over.
-        let deadline = Date().addingTimeInterval(5)
-        var after = try XCTUnwrap(residentKilobytes(server.pid))
-        while after - before >= 10_000, Date() < deadline {
-            usleep(50_000)
-            after = try XCTUnwrap(residentKilobytes(server.pid))
-        }
+        let after = try residentKilobytes(server.pid, settlingBelow: before + 10_000)
         print("RSS before \(before) kB, after two large compilations \(after) kB (seen up to \(peak) kB)")
         XCTAssertLessThan(after - before, 10_000, "the compilation's \(after - before) kB were kept")
         assertHealthy(server)
@@ -94,9 +103,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
     /// gone, the release server stayed at 178 MB (22 MB before them). Once 64 MiB have been
     /// freed, a trim gives the memory back (`MemoryTrim`).
     func testMemoryOfBodiesReceivedIsGivenBack() throws {
-        if let sanitizer = ProcessInfo.processInfo.environment["MOTION_SANITIZER"] {
-            throw XCTSkip("resident-memory threshold not meaningful under the \(sanitizer) sanitizer")
-        }
+        try skipUnderASanitizer()
         let server = try startServer(["--threads", "2"])
         let head = "POST /v1/timelines HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(1 << 20)\r\n\r\n"
         let padding = String(repeating: " ", count: 1_000_000)
@@ -125,12 +132,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
         }
         XCTAssertGreaterThan(peak - before, 80_000, "the bodies did not arrive")
         for client in clients { client.closeAbruptly() }
-        let deadline = Date().addingTimeInterval(5)
-        var after = try XCTUnwrap(residentKilobytes(server.pid))
-        while after - before >= 15_000, Date() < deadline {
-            usleep(50_000)
-            after = try XCTUnwrap(residentKilobytes(server.pid))
-        }
+        let after = try residentKilobytes(server.pid, settlingBelow: before + 15_000)
         print("RSS before \(before) kB, with 100 bodies \(peak) kB, after they went \(after) kB")
         XCTAssertLessThan(after - before, 15_000, "\(after - before) kB of the bodies were kept")
         assertHealthy(server)
