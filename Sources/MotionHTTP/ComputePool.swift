@@ -112,14 +112,18 @@ final class ComputePool: @unchecked Sendable {
 final class MemoryTrim: @unchecked Sendable {
     static let shared = MemoryTrim()
     static let threshold = 64 << 20
+    static let countedBytes = 16 << 10
 
     private let lock = InlineLock()
     private var debt = 0
     private var running = false
     private let queue = DispatchQueue(label: "memory-trim", qos: .utility)
 
-    /// Counts `bytes` freed; schedules a trim when they pass the threshold.
+    /// Counts `bytes` freed; schedules a trim when they pass the threshold. Frees under
+    /// `countedBytes` are not counted (no lock for the small answers and bodies of the
+    /// request path): what a trim gives back is large blocks.
     func freed(_ bytes: Int) {
+        guard bytes >= Self.countedBytes else { return }
         let start = lock.withLock { () -> Bool in
             debt &+= bytes
             guard debt >= Self.threshold, !running else { return false }

@@ -153,6 +153,7 @@ final class HTTPDaemon: @unchecked Sendable {
             if logger.logLevel <= .info { context.client = Self.clientAddress(cmhd_connection_fd(connection)) }
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
+            context.bodyCounters = counters
             context.version = version.map { String(cString: $0) } ?? ""
             let head = RequestHead(method: context.method, rawTarget: context.rawTarget,
                                    version: context.version, fields: context.fields)
@@ -188,7 +189,6 @@ final class HTTPDaemon: @unchecked Sendable {
                     return MHD_Result.NO
                 }
                 context.heldBodyBytes += size
-                context.bodyCounters = counters
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
                     context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
                 }

@@ -28,8 +28,6 @@ final class LiveSegmentBudget: Sendable {
             self.held = Mutex(count)
         }
 
-        var count: Int { held.withLock { $0 } }
-
         /// Takes `extra` more segments, or answers false (taking none) when the total would
         /// pass the limit.
         func grow(by extra: Int) -> Bool {

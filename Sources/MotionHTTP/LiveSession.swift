@@ -32,7 +32,7 @@ final class LiveSession: @unchecked Sendable {
 
     private static func backlogFrames(_ timeline: Timeline, limit: Int) -> Int {
         let perFrame = max(1, OutputSize.sessionFrameBytes(timeline))
-        return max(1, min(limit, Int(min(Double(limit), Double(maxReadBytes) / perFrame))))
+        return max(1, Int(min(Double(limit), Double(maxReadBytes) / perFrame)))
     }
     /// Most command echoes that wait for one watcher. A watcher that has not taken that many
     /// (its client stopped reading while commands kept coming) is ended rather than queued

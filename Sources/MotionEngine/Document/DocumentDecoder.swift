@@ -441,9 +441,8 @@ public struct DocumentDecoder: Sendable {
     /// `pointer`, when the document's paths go over.
     private func chargePath(_ geometry: PathGeometry, at pointer: String, _ context: inout NodeContext,
                             _ diagnostics: Diagnostics) -> Bool {
-        let (cost, multiplied) = geometry.segmentCount.multipliedReportingOverflow(by: PathGeometry.segmentWeight)
-        let (total, added) = context.pathSegments.addingReportingOverflow(cost)
-        guard !multiplied, !added, total <= limits.maxSegments else {
+        guard let total = EngineLimits.segments(context.pathSegments, charging: geometry.segmentCount,
+                                                weight: PathGeometry.segmentWeight, limit: limits.maxSegments) else {
             context.pathsOverBudget = true
             diagnostics.invalid(pointer, "takes the document over \(limits.maxSegments) curve segments (max-segments): each drawn segment of a path counts \(PathGeometry.segmentWeight) (an arc is drawn as up to \(EllipticalArc.maxPieces) Bézier pieces), summed over the document's paths; use fewer or simpler paths")
             return false

@@ -44,5 +44,14 @@ public struct EngineLimits: Sendable, Equatable {
 
     public static let wildcardVisitsPerProperty = 1_000
 
+    /// `total` plus `count` × `weight` segments, or nil when that would pass `limit` (or
+    /// overflow): the one charge rule of the compiler (`TrackBuilder.charge`) and of the
+    /// decoder's paths (`DocumentDecoder.chargePath`).
+    static func segments(_ total: Int, charging count: Int, weight: Int, limit: Int) -> Int? {
+        let (cost, multiplied) = count.multipliedReportingOverflow(by: weight)
+        let (sum, added) = total.addingReportingOverflow(cost)
+        return !multiplied && !added && sum <= limit ? sum : nil
+    }
+
     public static let `default` = EngineLimits()
 }

@@ -117,13 +117,9 @@ enum ImplicitStartCheck {
                 }
                 var node = root
                 for segment in provider.segments {
-                    if let next = node.children[segment] {
-                        node = next
-                    } else {
-                        let next = Node()
-                        node.children[segment] = next
-                        node = next
-                    }
+                    let next = node.children[segment] ?? Node()
+                    node.children[segment] = next
+                    node = next
                 }
                 node.ends = true
             }

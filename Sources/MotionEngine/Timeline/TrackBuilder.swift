@@ -80,9 +80,7 @@ struct TrackBuilder {
     /// `maxSegments`; every later charge is refused too.
     mutating func charge(_ count: Int, weight: Int = 1, at pointer: String) -> Bool {
         guard !overBudget else { return false }
-        let (cost, multiplied) = count.multipliedReportingOverflow(by: weight)
-        let (total, added) = segments.addingReportingOverflow(cost)
-        guard !multiplied, !added, total <= maxSegments else {
+        guard let total = EngineLimits.segments(segments, charging: count, weight: weight, limit: maxSegments) else {
             overBudget = true
             diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, an additive motion one more per additive layer already on its track, and the document's paths \(PathGeometry.segmentWeight) per drawn segment; use fewer keyframes, elements or repeats")
             return false
