@@ -116,14 +116,20 @@ struct ProblemDetails: Error, Sendable {
     var state: String?
 
     static func from(_ error: DocumentError) -> ProblemDetails {
-        let count = error.problems.count
         let status = error.status
         return ProblemDetails(
             status: status,
             type: status == 400 ? "/problems/malformed-document" : "/problems/invalid-document",
             title: status == 400 ? "Malformed timeline document" : "Invalid timeline document",
-            detail: count == 1 ? "1 problem" : "\(count) problems",
+            detail: countDetail(error),
             errors: error.problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
+    }
+
+    /// "1 problem", "3 problems", or "30001 problems; the first 100 are listed" when the error
+    /// kept only the first `DocumentError.listed`.
+    static func countDetail(_ error: DocumentError) -> String {
+        let count = error.count == 1 ? "1 problem" : "\(error.count) problems"
+        return error.unlisted > 0 ? "\(count); the first \(error.problems.count) are listed" : count
     }
 
     var response: HTTPResponse {
@@ -212,11 +218,11 @@ struct ProblemDetails: Error, Sendable {
     }
 
     /// A malformed command or retarget body (400) or a meaningless one (422), with pointers.
-    static func invalidBody(status: Int, _ problems: [Problem]) -> ProblemDetails {
-        ProblemDetails(status: status, type: status == 400 ? "/problems/malformed-body" : "/problems/invalid-body",
-                       title: status == 400 ? "Malformed request body" : "Invalid request body",
-                       detail: problems.count == 1 ? "1 problem" : "\(problems.count) problems",
-                       errors: problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
+    static func invalidBody(_ error: DocumentError) -> ProblemDetails {
+        ProblemDetails(status: error.status, type: error.status == 400 ? "/problems/malformed-body" : "/problems/invalid-body",
+                       title: error.status == 400 ? "Malformed request body" : "Invalid request body",
+                       detail: countDetail(error),
+                       errors: error.problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
     }
 }
 

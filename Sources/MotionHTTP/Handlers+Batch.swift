@@ -23,7 +23,7 @@ extension Handlers {
         if let answer = revalidation.notModified { return answer }
         let diagnostics = Diagnostics()
         guard let reader = ObjectReader.expecting(json, at: "", diagnostics) else {
-            return ProblemDetails.from(DocumentError(diagnostics.problems)).response
+            return ProblemDetails.from(DocumentError(diagnostics)).response
         }
         let documents = reader.array("documents", required: true)
         reader.finish()
@@ -34,7 +34,7 @@ extension Handlers {
             diagnostics.invalid("/documents", "holds \(documents.count) documents, over the limit of \(configuration.maxBatchDocuments) (max-batch-documents)")
         }
         guard diagnostics.isEmpty, let documents else {
-            return ProblemDetails.from(DocumentError(diagnostics.problems)).response
+            return ProblemDetails.from(DocumentError(diagnostics)).response
         }
 
         let limits = configuration.limits

@@ -429,7 +429,7 @@ struct Handlers: Sendable {
             problem.errors = [.init(pointer: field.map { "/" + $0 } ?? pointer, parameter: nil, message: conflict.message)]
             return problem
         case .invalid(let message, let field):
-            return .invalidBody(status: 422, [Problem(pointer: field.map { "/" + $0 } ?? pointer, message: message, kind: .invalid)])
+            return .invalidBody(DocumentError([Problem(pointer: field.map { "/" + $0 } ?? pointer, message: message, kind: .invalid)]))
         case .unavailable(let message):
             return .unavailable(message)
         }
@@ -441,16 +441,15 @@ struct Handlers: Sendable {
         do {
             json = try JSONParser.parse(body)
         } catch {
-            return .failure(.invalidBody(status: 400, [Problem(pointer: "", message: "malformed JSON at byte \(error.offset): \(error.message)", kind: .malformed)]))
+            return .failure(.invalidBody(DocumentError([Problem(pointer: "", message: "malformed JSON at byte \(error.offset): \(error.message)", kind: .malformed)])))
         }
         let diagnostics = Diagnostics()
         guard let reader = ObjectReader.expecting(json, at: "", diagnostics) else {
-            return .failure(.invalidBody(status: 400, diagnostics.problems))
+            return .failure(.invalidBody(DocumentError(diagnostics)))
         }
         let value = decode(reader, diagnostics)
         if !diagnostics.isEmpty {
-            let error = DocumentError(diagnostics.problems)
-            return .failure(.invalidBody(status: error.status, error.problems))
+            return .failure(.invalidBody(DocumentError(diagnostics)))
         }
         guard let value else { return .failure(.badRequest("invalid body")) }
         return .success(value)

@@ -92,4 +92,26 @@ final class InputBoundsTests: XCTestCase {
           {"type":"tween","duration":1,"properties":[{"path":"dot.y","to":3},{"path":"tint.alpha","to":0}]}]}}
         """##)
     }
+    /// Problems are all counted and the first hundred kept; a reader that finds one past the
+    /// hundredth still sees it (readers compare `Diagnostics.count`, not the kept list).
+    func testProblemsPastTheHundredthAreCountedAndStillRefuse() {
+        let diagnostics = Diagnostics()
+        for index in 0..<150 { diagnostics.invalid("/a/\(index)", "bad") }
+        diagnostics.malformed("/late", "unknown field")
+        let error = DocumentError(diagnostics)
+        XCTAssertEqual(error.count, 151)
+        XCTAssertEqual(error.problems.map(\.pointer), (0..<100).map { "/a/\($0)" })
+        XCTAssertEqual(error.unlisted, 51)
+        XCTAssertEqual(error.status, 400, "the unlisted malformed problem decides the status")
+        XCTAssertEqual(DocumentError(Array(repeating: Problem(pointer: "", message: "m", kind: .invalid), count: 101)).problems.count, 100)
+
+        // 150 keyframe properties whose second easing is unknown: every one is found (the
+        // keyframe reader checks the count before and after its easings), none compiled.
+        let bad = (0..<150).map { #"{"path":"x\#($0)","keyframes":[0,1,2],"easings":["linear","nope"]}"# }.joined(separator: ",")
+        let target = (0..<150).map { #""x\#($0)":0"# }.joined(separator: ",")
+        let refused = problems(#"{"target":{\#(target)},"motion":{"type":"tween","duration":1,"properties":[\#(bad)]}}"#)
+        XCTAssertEqual(refused.status, 422)
+        XCTAssertEqual(refused.count, 150)
+        XCTAssertEqual(refused.problems.last?.pointer, "/motion/properties/99/easings/1")
+    }
 }

@@ -104,6 +104,35 @@ final class ErrorResponseTests: ServerTestCase {
         XCTAssertEqual(Set(problemEntries(invalid).map(\.pointer)), ["/motion/duration", "/motion/easing"])
     }
 
+    /// A document can hold a problem every few bytes: the answer counts them all and lists the
+    /// first `DocumentError.listed` (100), in document order. 30,001 of them used to make a
+    /// 2.9 MB answer from an 830 KB body.
+    func testProblemListsStopAtAHundred() throws {
+        let server = try startServer()
+        let properties = (0..<5_000).map { #"{"path":"p\#($0)","to":1}"# }.joined(separator: ",")
+        let many = #"{"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[\#(properties)]}}"#
+        let response = try post(server, "/v1/timelines", many)
+        let body = try assertProblem(response, status: 422, type: "/problems/invalid-document")
+        XCTAssertEqual(body["detail"], "5000 problems; the first 100 are listed")
+        let entries = problemEntries(body)
+        XCTAssertEqual(entries.map(\.pointer), (0..<100).map { "/motion/properties/\($0)/path" })
+        XCTAssertLessThan(response.body.count, 20_000)
+        assertHealthy(server)
+
+        // A structural problem after the hundredth still makes the document malformed (400),
+        // though it is not listed.
+        let late = many.replacingOccurrences(of: #"{"path":"p4999","to":1}"#, with: #"{"path":"p4999","to":1,"too":2}"#)
+        let malformed = try rejected(server, late, status: 400, type: "/problems/malformed-document")
+        XCTAssertEqual(malformed["detail"], "5001 problems; the first 100 are listed")
+        XCTAssertEqual(problemEntries(malformed).count, 100)
+
+        // A hundred problems exactly are all listed, without the remark.
+        let hundred = (0..<100).map { #"{"path":"p\#($0)","to":1}"# }.joined(separator: ",")
+        let all = try rejected(server, #"{"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[\#(hundred)]}}"#, status: 422)
+        XCTAssertEqual(all["detail"], "100 problems")
+        XCTAssertEqual(problemEntries(all).count, 100)
+    }
+
     func testBothContentLengthAndChunkedIs400() throws {
         let server = try startServer()
         let client = try server.client()

@@ -54,9 +54,9 @@ extension DocumentDecoder {
                 valid = false
                 continue
             }
-            let before = diagnostics.problems.count
+            let before = diagnostics.count
             checkValueType(item, at: itemPointer, diagnostics)
-            guard diagnostics.problems.count == before else { valid = false; continue }
+            guard diagnostics.count == before else { valid = false; continue }
             let kind = Self.shapeKey(item)
             if let shape, shape.kind != kind {
                 diagnostics.invalid(itemPointer, "has a different shape from keyframe \(shape.index): \(ValueShape.describe(item)) vs \(ValueShape.describe(items[shape.index]))")

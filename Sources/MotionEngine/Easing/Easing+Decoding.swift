@@ -299,7 +299,7 @@ extension Easing {
 
     private static func decodeObject(_ reader: ObjectReader) -> Easing? {
         let diagnostics = reader.diagnostics
-        let before = diagnostics.problems.count
+        let before = diagnostics.count
         guard let type = reader.string("type", required: true) else { return nil }
         let typePointer = reader.pointer("type")
         var easing: Easing?
@@ -382,7 +382,7 @@ extension Easing {
             easing = plain
         }
         reader.finish()
-        return diagnostics.problems.count == before ? easing : nil
+        return diagnostics.count == before ? easing : nil
     }
 
     /// `{"type": "spring", <one parameterisation>, "initialVelocity"?, "restDelta"?, "restSpeed"?}`
@@ -428,7 +428,7 @@ extension Easing {
     /// `points`: at least two `[x, y]` pairs, x in [0, 1] non-decreasing (equal x makes a
     /// jump), the first x 0 and the last x 1; y is free.
     private static func decodePoints(_ items: [JSON], at pointer: String, _ diagnostics: Diagnostics) -> Easing? {
-        let before = diagnostics.problems.count
+        let before = diagnostics.count
         var points: [PiecewiseLinear.Point] = []
         for (index, item) in items.enumerated() {
             let itemPointer = JSONPointer.appending(pointer, index)
@@ -445,7 +445,7 @@ extension Easing {
             }
             points.append(PiecewiseLinear.Point(x: x, y: y))
         }
-        guard diagnostics.problems.count == before else { return nil }
+        guard diagnostics.count == before else { return nil }
         guard items.count >= 2 else {
             diagnostics.invalid(pointer, "needs at least 2 points, found \(items.count)")
             return nil
@@ -456,7 +456,7 @@ extension Easing {
         if let last = points.last, last.x != 1 {
             diagnostics.invalid(JSONPointer.appending(pointer, points.count - 1), "the last point's x must be 1, not \(format(last.x))")
         }
-        guard diagnostics.problems.count == before, let curve = PiecewiseLinear(points: points) else { return nil }
+        guard diagnostics.count == before, let curve = PiecewiseLinear(points: points) else { return nil }
         return .piecewiseLinear(curve)
     }
 

@@ -62,7 +62,7 @@ extension SpringParameters {
         from reader: ObjectReader, _ diagnostics: Diagnostics,
         allowed: Set<Form> = Set(Form.allCases), required: Bool = true, allowsUndamped: Bool = false
     ) -> SpringParameters? {
-        let before = diagnostics.problems.count
+        let before = diagnostics.count
         let forms = Form.allCases.filter { allowed.contains($0) && $0.identifyingKeys.contains(where: reader.has) }
         let massAllowed = allowed.contains(.stiffness) || allowed.contains(.tension)
 
@@ -141,7 +141,7 @@ extension SpringParameters {
             diagnostics.invalid(reader.pointer("mass"), "does not belong to \(form.signature); mass goes with {stiffness, damping, mass?} or {mass, tension, friction}")
         }
 
-        guard diagnostics.problems.count == before, let parameters else { return nil }
+        guard diagnostics.count == before, let parameters else { return nil }
         let omegaSquared = parameters.stiffness / parameters.mass
         let rate = parameters.damping / parameters.mass
         guard omegaSquared.isFinite, omegaSquared > 0, rate.isFinite, parameters.dampingRatio.isFinite else {

@@ -68,7 +68,7 @@ public enum SpringTranslator {
     /// Reads the body's object. Unknown members and non-numbers are 400s, as everywhere;
     /// everything else is a 422.
     public static func decode(_ reader: ObjectReader, _ diagnostics: Diagnostics) -> Request? {
-        let before = diagnostics.problems.count
+        let before = diagnostics.count
         let allMembers = Set(SpringDescription.Form.allCases.flatMap(\.members))
         var numbers: [String: Double] = [:]
         for key in reader.object.keys where allMembers.contains(key) || optionNames.contains(key) {
@@ -108,7 +108,7 @@ public enum SpringTranslator {
         check("restDelta", { restDeltaRange.contains($0) }, "must be from 1e-9 to 0.1 (a fraction of the distance)")
         check("tolerance", { SpringLinearEasing.toleranceRange.contains($0) }, "must be from 1e-6 to 0.1")
 
-        guard let form, diagnostics.problems.count == before else { return nil }
+        guard let form, diagnostics.count == before else { return nil }
         if form == .stiffnessDampingMass, numbers["mass"] == nil { numbers["mass"] = 1 }
         var values: [String: Double] = [:]
         for key in form.members { values[key] = numbers[key] }
@@ -242,7 +242,7 @@ public enum SpringTranslator {
         let diagnostics = Diagnostics()
         guard let reader = ObjectReader.expecting(json, at: "", diagnostics),
               let request = decode(reader, diagnostics), diagnostics.isEmpty else {
-            throw DocumentError(diagnostics.problems)
+            throw DocumentError(diagnostics)
         }
         return try answer(request).serialized
     }
