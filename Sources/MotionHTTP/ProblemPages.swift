@@ -62,7 +62,7 @@ enum ProblemPages {
         <h1>\(escape(page.title))</h1>
         <p>HTTP status \(page.status). Problem type <code>/problems/\(escape(page.name))</code>.</p>
         <p>\(text)</p>
-        <p>Every error of this service is an <code>application/problem+json</code> answer (RFC 9457) whose <code>errors</code> list every problem found, each with the JSON <code>pointer</code> of the field at fault (or the query <code>parameter</code>).</p>
+        <p>Every error of this service is an <code>application/problem+json</code> answer (RFC 9457) whose <code>errors</code> list the problems found (the first 100; <code>detail</code> counts them all), each with the JSON <code>pointer</code> of the field at fault (or the query <code>parameter</code>).</p>
         </body></html>
 
         """
