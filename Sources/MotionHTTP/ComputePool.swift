@@ -107,9 +107,10 @@ final class ComputePool: @unchecked Sendable {
 /// freed. Request bodies and answers are allocated and freed on libmicrohttpd's threads,
 /// whose malloc arenas keep what they free: after 600 connections had each sent most of a
 /// 1 MiB body and gone, the release server stayed at 178 MB resident (22 MB before them).
-/// Past `threshold` bytes freed, a `malloc_trim` runs 250 ms later on a utility queue
-/// (never on a connection thread), and again while a burst goes on. The compute pool
-/// trims after its own heavy jobs.
+/// Past `threshold` bytes freed, a `malloc_trim` runs on a utility queue (never on a
+/// connection thread) once the frees have paused for `quiet`, or `longestWait` after the
+/// threshold if they go on; for `burstNanos` after a trim, `tailBytes` more bring the next.
+/// The compute pool trims after its own heavy jobs.
 final class MemoryTrim: @unchecked Sendable {
     static let shared = MemoryTrim()
     static let threshold = 64 << 20
@@ -118,14 +119,20 @@ final class MemoryTrim: @unchecked Sendable {
     private let lock = InlineLock()
     private var debt = 0
     private var scheduled = false
+    /// When the threshold was passed, and when the last counted free came (monotonic ns).
+    private var due: UInt64 = 0
+    private var lastFree: UInt64 = 0
     /// When the last trim ended (monotonic ns; 0: never).
     private var lastTrim: UInt64 = 0
-    /// How long after the threshold is passed the trim runs, so that a burst of frees (many
-    /// connections closing at once) has mostly ended.
-    static let delay: DispatchTimeInterval = .milliseconds(250)
+    /// A trim waits until no counted free has come for this long: a burst of frees (many
+    /// connections closing at once) ends first. A trim in the middle of a burst left the
+    /// rest of it resident: 20 to 39 MB of 100 MB of bodies on a loaded machine, with a
+    /// fixed 250 ms delay.
+    static let quietNanos: UInt64 = 100_000_000
+    /// …but no longer than this after the threshold, while frees go on.
+    static let longestWaitNanos: UInt64 = 1_000_000_000
     /// For this long after a trim, `tailBytes` freed bring the next: the rest of a burst
-    /// that outlasted the delay. One trim in the middle of a burst left the rest of it
-    /// resident (20 to 39 MB of 100 MB of bodies, on a loaded machine).
+    /// that outlasted the wait.
     static let burstNanos: UInt64 = 2_000_000_000
     static let tailBytes = 1 << 20
     private let queue = DispatchQueue(label: "memory-trim", qos: .utility)
@@ -136,17 +143,33 @@ final class MemoryTrim: @unchecked Sendable {
     /// blocks.
     func freed(_ bytes: Int) {
         guard bytes >= Self.countedBytes else { return }
-        let now = MonotonicClock.now()
         let start = lock.withLock { () -> Bool in
+            let now = MonotonicClock.now()
             debt &+= bytes
+            lastFree = now
             let bound = now &- lastTrim < Self.burstNanos ? Self.tailBytes : Self.threshold
             guard debt >= bound, !scheduled else { return false }
             scheduled = true
+            due = now
             return true
         }
-        guard start else { return }
-        queue.asyncAfter(deadline: .now() + Self.delay) { [self] in
-            lock.withLock { debt = 0 }
+        if start { check(after: Self.quietNanos) }
+    }
+
+    /// Trims once the frees have been quiet for `quietNanos` (or `longestWaitNanos` have
+    /// passed since the threshold); else looks again when they could have been.
+    private func check(after nanos: UInt64) {
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) { [self] in
+            let wait = lock.withLock { () -> UInt64 in
+                let now = MonotonicClock.now()
+                let quietFor = now &- lastFree
+                guard quietFor < Self.quietNanos, now &- due < Self.longestWaitNanos else {
+                    debt = 0
+                    return 0
+                }
+                return Self.quietNanos - quietFor
+            }
+            guard wait == 0 else { return check(after: wait) }
             _ = cmhd_malloc_trim()
             lock.withLock {
                 scheduled = false
