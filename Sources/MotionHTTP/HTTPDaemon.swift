@@ -217,11 +217,17 @@ final class HTTPDaemon: @unchecked Sendable {
         request.ifNoneMatch = context.header(.ifNoneMatch)
         context.body = []
         context.releaseBody()
-        guard request.method == "POST" || request.method == "PUT" else {
+        if request.method == "POST" || request.method == "PUT" {
+            request.heldAnswersAtLimit = counters.lock.withLock { counters.heldBytes >= configuration.maxHeldResponseBytes }
+        } else {
+            // Reads are answered here, bar the few that find a large answer to make (a large
+            // session's state): those answer `computeOnPool` and are made on the pool.
+            request.inlineSampleLimit = configuration.inlineMaxSamples
             let (response, route) = router.handle(request)
-            return answer(response, route: route, context: context, on: connection)
+            guard response.isComputeOnPool else { return answer(response, route: route, context: context, on: connection) }
+            request.inlineSampleLimit = nil
+            return computeOnPool(request, context: context, on: connection)
         }
-        request.heldAnswersAtLimit = counters.lock.withLock { counters.heldBytes >= configuration.maxHeldResponseBytes }
         // Small work is computed here, on the connection thread: handing it to the pool
         // (suspend, a thread wake, resume through libmicrohttpd's eventfd) cost more than the
         // work itself. Small document: 13.8 → 6.1 system calls a request (strace: no eventfd
@@ -241,6 +247,12 @@ final class HTTPDaemon: @unchecked Sendable {
             }
             request.inlineSampleLimit = nil
         }
+        return computeOnPool(request, context: context, on: connection)
+    }
+
+    /// Suspends `connection` and queues `request` for the compute pool, which answers it and
+    /// resumes the connection; a 503 at once when the pool's queue is full.
+    private func computeOnPool(_ request: HTTPRequest, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         context.computing = true
         MHD_suspend_connection(connection)
         let router = self.router, computing = request, requestID = context.requestID, metrics = self.metrics

@@ -109,14 +109,16 @@ final class LiveSession: @unchecked Sendable {
 
     var framesPath: String { "/v1/sessions/\(id)/frames" }
 
-    /// Whether a command or retarget on this session is small enough for a connection thread
-    /// (`HTTPRequest.inlineSampleLimit`): its answer, the state document, holds a value for
-    /// every track and an entry for every retarget so far, and a retarget looks its values
-    /// up among the tracks, so tracks and retargets count as samples. (The state of a
-    /// session with 10,000 retargets, `--max-retargets`' default, is 475 KB and took about
-    /// 4.9 ms an answer in a release build; with none, under 0.3 ms.)
+    /// Whether a command, retarget or state read on this session is small enough for a
+    /// connection thread (`HTTPRequest.inlineSampleLimit`): its answer, the state document,
+    /// holds a value for every track and every value each retarget so far set, and a
+    /// retarget looks its values up among the tracks, so tracks and retargeted values count
+    /// as samples. (The state of a session with 10,000 retargets, `--max-retargets`'
+    /// default, is 475 KB and took about 4.9 ms an answer in a release build; with none,
+    /// under 0.3 ms. Ten retargets of 1,000 values each make a state of 237 KB: counting
+    /// retargets rather than their values kept those on the connection threads.)
     func fitsInline(limit: Int) -> Bool {
-        lock.withLock { timeline.tracks.count + retargets.count <= limit }
+        lock.withLock { timeline.tracks.count + retargetedValues <= limit }
     }
 
     // MARK: - State

@@ -37,10 +37,13 @@ struct Router: Sendable {
     /// Serves `method` on `pattern`; `query` names the query parameters it takes (any other
     /// is a 400). `inline`: the handler may run on a connection thread when the request sets
     /// `inlineSampleLimit` (it keeps to that bound, answering `HTTPResponse.computeOnPool`
-    /// beyond); any other handler answers `computeOnPool` at once for such a request.
+    /// beyond); any other handler answers `computeOnPool` at once for such a request. By
+    /// default a `POST` or `PUT` handler is not inline (it computes a document) and any other
+    /// is (it reads what is there; one that can be large keeps to the bound).
     /// `held`: what becomes of its answer while answers not read hold too much (`HeldAnswers`).
-    mutating func add(_ method: String, _ pattern: String, query: [String] = [], inline: Bool = false,
+    mutating func add(_ method: String, _ pattern: String, query: [String] = [], inline: Bool? = nil,
                       held: HeldAnswers = .replaceable, _ handler: @escaping Handler) {
+        let inline = inline ?? (method != "POST" && method != "PUT")
         if let index = routes.firstIndex(where: { $0.pattern == pattern }) {
             routes[index].methods.append((method, query, inline, held, handler))
         } else {

@@ -151,6 +151,49 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try computations(server, "compute"), before + 1, "after a retarget, on the compute pool")
     }
 
+    /// A session's state is read on the connection thread while its tracks and retargets pass
+    /// the inline bound, on the pool beyond (a large state, made and compressed on the
+    /// connection threads, held up `/healthz`); the other reads stay on the connection thread.
+    func testTheStateOfASessionWithManyTracksIsMadeOnThePool() throws {
+        let server = try startServer(["--inline-max-samples", "2"])
+        let twoTracks = #"{"fps":1,"target":{"x":0,"y":0},"motion":{"type":"tween","duration":100,"properties":[{"path":"x","to":1},{"path":"y","to":1}]}}"#
+        let threeTracks = #"{"fps":1,"target":{"x":0,"y":0,"z":0},"motion":{"type":"tween","duration":100,"properties":[{"path":"x","to":1},{"path":"y","to":1},{"path":"z","to":1}]}}"#
+        let two = try session(server, twoTracks), three = try session(server, threeTracks)
+        var onPool = try computations(server, "compute")
+        let small = try get(server, "/v1/sessions/\(two)")
+        XCTAssertEqual(small.status, 200)
+        XCTAssertEqual(try small.json()["id"]?.string, two)
+        XCTAssertEqual(try computations(server, "compute"), onPool, "two tracks: on the connection thread")
+        for method in ["GET", "HEAD"] {
+            let client = try server.client()
+            defer { client.close() }
+            let large = try client.request(method, "/v1/sessions/\(three)")
+            XCTAssertEqual(large.status, 200, method)
+            if method == "GET" {
+                XCTAssertEqual(try large.json()["id"]?.string, three)
+                XCTAssertEqual(try large.json()["values"]?.object?.count, 3, large.text)
+            } else {
+                XCTAssertTrue(large.body.isEmpty)
+            }
+            onPool += 1
+            XCTAssertEqual(try computations(server, "compute"), onPool, "\(method) of three tracks: on the pool")
+        }
+        for path in ["/v1/sessions", "/healthz", "/v1/sessions/nope"] {
+            _ = try get(server, path)
+        }
+        XCTAssertEqual(try computations(server, "compute"), onPool, "other reads stay on the connection thread")
+
+        // Every value a retarget sets counts, not the retarget: its state lists them all.
+        let bounded = try startServer(["--inline-max-samples", "3"])
+        let pair = try session(bounded, #"{"fps":1,"target":{"p":{"x":0,"y":0}},"motion":{"type":"tween","duration":100,"properties":[{"path":"p","to":{"x":1,"y":1}}]}}"#)
+        XCTAssertEqual(try computations(bounded, "compute"), 1)  // 101 frames × 2 tracks > 3
+        let retargeted = try post(bounded, "/v1/sessions/\(pair)/retarget", #"{"path":"p","to":{"x":5,"y":6}}"#)
+        XCTAssertEqual(retargeted.status, 200, retargeted.text)
+        XCTAssertEqual(try computations(bounded, "connection"), 1, "two tracks, nothing retargeted yet: on the connection thread")
+        XCTAssertEqual(try get(bounded, "/v1/sessions/\(pair)").status, 200)
+        XCTAssertEqual(try computations(bounded, "compute"), 2, "two tracks and two values retargeted: on the pool")
+    }
+
     /// Whether the server's pacer thread raised its priority: its `listening` log line says
     /// `pacer-nice=-10`, or `pacer-nice=unchanged` when it could not.
     private func pacerRunsAhead(_ server: TestServer) throws -> Bool {
