@@ -16,11 +16,32 @@ import MotionEngine
 final class ComputePool: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
 
+    /// How a running job learns that its answer will not be read: `isGone` is asked every
+    /// `watchNanos` while the job runs, from the pool's watch thread, and `cancellation` is
+    /// cancelled once it answers true. The job runs with `cancellation` as its thread's
+    /// current one (`Cancellation.withCurrent`), which the engine looks at.
+    struct Watch: Sendable {
+        let cancellation: Cancellation
+        let isGone: @Sendable () -> Bool
+    }
+
     private let condition = NSCondition()
     /// Waiting jobs, oldest first (at most `maxQueued` + `threadCount`: removing the first is
     /// cheap). A job leaves the queue when a thread takes it, so nothing it captured (the
     /// request, its body) outlives it.
-    private var queue: [Job] = []
+    private var queue: [(job: Job, watch: Watch?)] = []
+    /// The watched jobs running, by thread, with when they started (monotonic ns); guarded by
+    /// `watching`, which the watch thread waits on.
+    private let watching = NSCondition()
+    private var watched: [Int: (watch: Watch, started: UInt64)] = [:]
+    private var watchStopped = false
+    /// Whether the watch thread sleeps until a watched job starts (else it wakes on its own
+    /// every `watchNanos`, and a job that starts is not signalled: no thread wake a job).
+    private var watchIdle = false
+    /// How often a running job's client is looked at (a `recv` peek, about a microsecond):
+    /// a computation whose client left stops within this and the engine's next look
+    /// (`Cancellation`). Jobs shorter than this are never looked at.
+    static let watchNanos: UInt64 = 50_000_000
     private var running = 0
     private var stopped = false
     let threadCount: Int
@@ -37,17 +58,21 @@ final class ComputePool: @unchecked Sendable {
     /// would be a reference cycle; they end after `stop()`.
     func start() {
         for index in 0..<threadCount {
-            let thread = Thread { [self] in work() }
+            let thread = Thread { [self] in work(index) }
             thread.name = "compute-\(index)"
             thread.start()
         }
+        let watch = Thread { [self] in watchRunningJobs() }
+        watch.name = "compute-watch"
+        watch.start()
     }
 
-    /// Queues `job`, or answers false when `maxQueued` jobs are already waiting.
-    func submit(_ job: @escaping Job) -> Bool {
+    /// Queues `job`, or answers false when `maxQueued` jobs are already waiting. With a
+    /// `watch`, the job can be cancelled while it runs.
+    func submit(_ job: @escaping Job, watch: Watch? = nil) -> Bool {
         condition.withLock {
             guard !stopped, queue.count < maxQueued + idleThreads else { return false }
-            queue.append(job)
+            queue.append((job, watch))
             condition.signal()
             return true
         }
@@ -64,6 +89,10 @@ final class ComputePool: @unchecked Sendable {
         condition.withLock {
             stopped = true
             condition.broadcast()
+        }
+        watching.withLock {
+            watchStopped = true
+            watching.broadcast()
         }
     }
 
@@ -82,7 +111,7 @@ final class ComputePool: @unchecked Sendable {
     /// runs take well under this bound and pay nothing.
     static let trimAfterNanos: UInt64 = 20_000_000
 
-    private func work() {
+    private func work(_ index: Int) {
         // Lower this thread's priority (Linux: per-thread nice); an error leaves it unchanged.
         _ = cmhd_nice_this_thread(niceness)
         while true {
@@ -92,13 +121,45 @@ final class ComputePool: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let job = queue.removeFirst()
+            let (job, watch) = queue.removeFirst()
             running += 1
             condition.unlock()
             let started = cmhd_thread_cpu_nanos()
-            job()
+            if let watch {
+                watching.withLock {
+                    watched[index] = (watch, MonotonicClock.now())
+                    if watchIdle { watching.signal() }
+                }
+                Cancellation.withCurrent(watch.cancellation) { job() }
+                watching.withLock { watched[index] = nil }
+            } else {
+                job()
+            }
             if cmhd_thread_cpu_nanos() &- started >= Self.trimAfterNanos { _ = cmhd_malloc_trim() }
             condition.withLock { running -= 1 }
+        }
+    }
+
+    /// The watch thread: while watched jobs run, every `watchNanos` it asks those that have
+    /// run that long whether their clients are gone, and cancels the ones that are. It
+    /// sleeps while none runs.
+    private func watchRunningJobs() {
+        while true {
+            watching.lock()
+            while watched.isEmpty, !watchStopped {
+                watchIdle = true
+                watching.wait()
+                watchIdle = false
+            }
+            if watchStopped {
+                watching.unlock()
+                return
+            }
+            _ = watching.wait(until: Date(timeIntervalSinceNow: Double(Self.watchNanos) / 1e9))
+            let now = MonotonicClock.now()
+            let due = watched.values.filter { now &- $0.started >= Self.watchNanos && !$0.watch.cancellation.isCancelled }
+            watching.unlock()
+            for (watch, _) in due where watch.isGone() { watch.cancellation.cancel() }
         }
     }
 }

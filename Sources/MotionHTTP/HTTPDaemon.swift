@@ -257,7 +257,11 @@ final class HTTPDaemon: @unchecked Sendable {
         MHD_suspend_connection(connection)
         let router = self.router, computing = request, requestID = context.requestID, metrics = self.metrics
         let resumable = MHDConnection(connection, directWrites: false)
-        let accepted = compute.submit {
+        // A client that leaves while its request is computed has it stopped at the engine's
+        // next look (`Cancellation`): the pool's watch thread looks at the socket every 50 ms.
+        let cancellation = Cancellation()
+        let watch = ComputePool.Watch(cancellation: cancellation, isGone: { resumable.isPeerGone })
+        let accepted = compute.submit({
             // A client that reset or closed its connection while its request waited in the
             // queue is not computed for (up to `--max-queued-computations` documents of a
             // second or more each): libmicrohttpd does not watch a suspended connection's
@@ -271,9 +275,15 @@ final class HTTPDaemon: @unchecked Sendable {
             }
             metrics.computed(inline: false)
             let (response, route) = router.handle(computing)
+            if cancellation.stoppedWork {
+                metrics.computationCancelled()
+                context.skip()
+                resumable.resume()
+                return
+            }
             context.finish(response.tagged(requestID: requestID), route: route)
             resumable.resume()
-        }
+        }, watch: watch)
         if !accepted {
             MHD_resume_connection(connection)
             context.computing = false

@@ -22,6 +22,7 @@ final class ServiceMetrics: @unchecked Sendable {
     private let computedInline: Counter
     private let computedOnPool: Counter
     private let skippedComputations: Counter
+    private let cancelledComputations: Counter
     private let directWrites: Counter
     private let pulledWrites: Counter
     /// The counter and histogram of each (route, method, status) seen, found by the strings'
@@ -55,6 +56,7 @@ final class ServiceMetrics: @unchecked Sendable {
         computedInline = registry.makeCounter(descriptor: computations, labels: [("thread", "connection")])
         computedOnPool = registry.makeCounter(descriptor: computations, labels: [("thread", "compute")])
         skippedComputations = registry.makeCounter(descriptor: Self.name("computations_skipped", "total", "POST/PUT requests not computed: their client had gone when a compute thread took them"))
+        cancelledComputations = registry.makeCounter(descriptor: Self.name("computations_cancelled", "total", "Computations on a compute thread stopped because their client left while they ran"))
         let writes = Self.name("stream_writes", "total", "Chunks of stream and watcher output handed to the socket, by path: written directly by the pacer, or read by libmicrohttpd")
         directWrites = registry.makeCounter(descriptor: writes, labels: [("path", "direct")])
         pulledWrites = registry.makeCounter(descriptor: writes, labels: [("path", "libmicrohttpd")])
@@ -68,6 +70,9 @@ final class ServiceMetrics: @unchecked Sendable {
 
     /// Counts a queued computation dropped because its client had gone (`HTTPDaemon`).
     func computationSkipped() { skippedComputations.increment() }
+
+    /// Counts a running computation stopped because its client had gone (`HTTPDaemon`).
+    func computationCancelled() { cancelledComputations.increment() }
 
     /// Method labels: the methods the service answers; any other is counted as `other`, so a
     /// client cannot add label values (and memory) by inventing methods.

@@ -155,6 +155,47 @@ final class DisconnectedStreamTests: ServerTestCase {
         assertHealthy(server)
     }
 
+    /// A computation running on the pool whose client leaves is stopped within about the
+    /// watch interval (50 ms) and one element's compiling, not run to its end
+    /// (`motion_computations_cancelled_total`); the connection gets no answer and the pool
+    /// thread is free for the next request.
+    func testARunningComputationWhoseClientLeftIsStopped() throws {
+        let server = try startServer(["--compute-threads", "1", "--inline-max-body-bytes", "0", "--max-segments", "100000000"])
+        let onPool = "motion_computations_total{thread=\"compute\"}"
+        let cancelled = "motion_computations_cancelled_total"
+        for (index, leave) in [("reset", { (client: RawHTTPClient) in client.closeAbruptly() }),
+                               ("close", { (client: RawHTTPClient) in client.close() })].enumerated() {
+            let client = try server.client()
+            try client.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")],
+                                   body: Array(Self.longToCompile.utf8))
+            XCTAssertEqual(try wait(seconds: 10, for: Double(index + 1)) { try metric(server, onPool) }.value, Double(index + 1),
+                           "the computation did not start")
+            usleep(200_000)
+            XCTAssertEqual(try metric(server, cancelled), Double(index), "\(leave.0): cancelled before the client left")
+            leave.1(client)
+            // Compiling it whole takes about 6 s (debug build); stopped, well under one.
+            let stopped = try wait(seconds: 5, for: Double(index + 1)) { try metric(server, cancelled) }
+            XCTAssertEqual(stopped.value, Double(index + 1), "\(leave.0): the computation of a client that left was not stopped")
+            print("\(leave.0): stopped \(String(format: "%.2f", stopped.took)) s after the client left")
+            XCTAssertLessThan(stopped.took, 3)
+        }
+        XCTAssertEqual(try metric(server, "motion_computations_skipped_total"), 0)
+        // The pool is free: a computation on it is answered, and not cancelled.
+        let answer = try post(server, "/v1/timelines", #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#)
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(try metric(server, onPool), 3)
+        XCTAssertEqual(try metric(server, cancelled), 2)
+        assertHealthy(server)
+    }
+
+    /// Spring keyframes staggered over 1,000 elements: each element is charged as it is
+    /// built, about 6 s of compiling in all (debug build), 13 KB.
+    static let longToCompile: String = {
+        let items = Array(repeating: #"{"o":0}"#, count: 1_000).joined(separator: ",")
+        let keyframes = (0..<300).map { String($0 % 2) }.joined(separator: ",")
+        return #"{"fps":1,"target":{"items":[\#(items)]},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"stagger":{"each":0.001},"properties":[{"path":"items.*.o","keyframes":[\#(keyframes)]}]}}"#
+    }()
+
     /// A `/v1/streams` request whose client resets while its stream is being made on the
     /// pool: libmicrohttpd 0.9.75 keeps a suspended connection's last event-loop state, so on
     /// resuming it reads before asking for the answer, finds the reset and closes the
@@ -167,6 +208,9 @@ final class DisconnectedStreamTests: ServerTestCase {
         try client.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")],
                                body: Array(Self.slowToCompile.utf8))
         XCTAssertEqual(try wait(seconds: 10, for: 1) { try metric(server, onPool) }.value, 1, "the computation did not start")
+        // Past its one charge (decoded and charged in about 0.05 s), in the part a
+        // cancellation does not stop.
+        usleep(500_000)
         client.closeAbruptly()
         XCTAssertEqual(try metric(server, "motion_computations_skipped_total"), 0, "taken before the client left")
         // Once made and found abandoned, the stream is closed again: a new stream takes the
@@ -182,15 +226,18 @@ final class DisconnectedStreamTests: ServerTestCase {
         XCTAssertEqual(status, 200, "the stream of a client that left while it was made holds the only place")
         XCTAssertEqual(try wait(seconds: 3, for: 0) { try openStreams(server) }.value, 0)
         print("abandoned stream freed within \(String(format: "%.2f", monotonicSeconds() - started)) s")
+        XCTAssertEqual(try metric(server, "motion_computations_cancelled_total"), 0, "stopped, so no stream was made to free")
         assertHealthy(server)
     }
 
-    /// A stream of 200 elements through 300 spring keyframes, staggered: about 1.7 s of
-    /// compiling (debug build) before its first frame, 3 KB.
+    /// A stream of an array of 200 numbers through 300 spring keyframes: about a second of
+    /// compiling (debug build) before its first frame, 122 KB. One property (a `*` path
+    /// would make one for each element): charged once, early, then built whole, so a
+    /// cancellation after the charge does not stop it (`Cancellation`) and the stream is made.
     static let slowToCompile: String = {
-        let items = Array(repeating: #"{"o":0}"#, count: 200).joined(separator: ",")
-        let keyframes = (0..<300).map { String($0 % 2) }.joined(separator: ",")
-        return #"{"fps":1,"target":{"items":[\#(items)]},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"stagger":{"each":0.001},"properties":[{"path":"items.*.o","keyframes":[\#(keyframes)]}]}}"#
+        let keyframes = (0..<300).map { "[" + Array(repeating: String($0 % 2), count: 200).joined(separator: ",") + "]" }
+        let zeros = Array(repeating: "0", count: 200).joined(separator: ",")
+        return #"{"fps":1,"target":{"a":[\#(zeros)]},"motion":{"type":"spring","response":0.3,"dampingRatio":0.5,"properties":[{"path":"a","keyframes":[\#(keyframes.joined(separator: ","))]}]}}"#
     }()
 
     /// About a second of CPU on the only compute thread (debug build).

@@ -72,7 +72,7 @@ final class Scheduler {
         defer { queue = ActionQueue() }
         var end: Double?
         play(root, at: 0, part: .full) { time, _ in end = exactTime(time) }
-        while overflow == nil, !builder.overBudget, let action = queue.pop() {
+        while overflow == nil, !builder.stopped, let action = queue.pop() {
             if action.time > horizon + timeEpsilon { break }
             now = action.time
             context = action.cause

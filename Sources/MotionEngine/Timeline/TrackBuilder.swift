@@ -16,9 +16,9 @@ struct TrackBuilder {
     /// Curve segments charged so far (`charge`), and the most allowed (`EngineLimits.maxSegments`).
     private(set) var segments = 0
     let maxSegments: Int
-    /// Set when a charge went over `maxSegments` (reported once, at that property); the
-    /// scheduler then stops.
-    private(set) var overBudget = false
+    /// Set when a charge went over `maxSegments` (reported once, at that property), or found
+    /// the computation cancelled (`Cancellation`); the scheduler then stops.
+    private(set) var stopped = false
 
     /// `expectedProperties`: about how many properties the motions write (room is reserved
     /// for that many tracks and outputs, so that the indexes are not rehashed as they grow:
@@ -77,11 +77,19 @@ struct TrackBuilder {
 
     /// Charges `count` × `weight` segments for the property at `pointer` before they are built.
     /// False, with a problem reported at `pointer` (the first time), when the total would pass
-    /// `maxSegments`; every later charge is refused too.
+    /// `maxSegments`; every later charge is refused too. False as well, with a problem no one
+    /// reads, once the thread's computation is cancelled (`Cancellation`): a charge comes
+    /// before each property, element, play and body's bounces is built, where the work of a
+    /// document is divided.
     mutating func charge(_ count: Int, weight: Int = 1, at pointer: String) -> Bool {
-        guard !overBudget else { return false }
+        guard !stopped else { return false }
+        if Cancellation.isRequested {
+            stopped = true
+            diagnostics.invalid("", Cancellation.message)
+            return false
+        }
         guard let total = EngineLimits.segments(segments, charging: count, weight: weight, limit: maxSegments) else {
-            overBudget = true
+            stopped = true
             diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, an additive motion one more per additive layer already on its track, and the document's paths \(PathGeometry.segmentWeight) per drawn segment; use fewer keyframes, elements or repeats")
             return false
         }

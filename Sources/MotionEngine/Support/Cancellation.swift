@@ -1,0 +1,69 @@
+import Glibc
+import Synchronization
+
+/// A request to stop a computation whose answer nobody will read (its client left).
+///
+/// The server sets one as the thread's current cancellation (`withCurrent`) while a compute
+/// thread runs a request, and cancels it from another thread when it sees the client gone.
+/// The engine looks at it where a document's work is divided: each curve-segment charge of
+/// the compiler (`TrackBuilder.charge`: before each property is built in each play, a `*`
+/// path making one property per element it reaches, and before a body's bounces) and each
+/// track a reduction takes up. Once cancelled, the compiler stops as it stops at
+/// `--max-segments`, and a reduction throws; what either then returns is a problem no one
+/// reads, and the caller discards it. Work between two looks is not interrupted: one
+/// property with a composite value (an array of 200 numbers through 300 spring keyframes
+/// compiles in about a second, debug build), decoding, and sampling (about a quarter of a
+/// second at `--max-samples`, release build).
+///
+/// A look costs a thread-specific read and an atomic load when there is a cancellation, and
+/// the thread-specific read when there is none (as on connection threads and in tests).
+public final class Cancellation: Sendable {
+    private let cancelled = Atomic<Bool>(false)
+    private let stopped = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// Asks the computation to stop; any thread.
+    public func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    /// Whether the engine found this cancellation and stopped: what it returned is then
+    /// the problem of a stopped computation, not an answer. A computation cancelled after
+    /// its last look ran to its end, and its answer is whole (a stream or session it made
+    /// exists, and must be closed like any other whose client left).
+    public var stoppedWork: Bool { stopped.load(ordering: .relaxed) }
+
+    /// The problem a stopped computation reports (the answer is never sent).
+    static let message = "the computation was cancelled: its client left"
+
+    // MARK: - The thread's current cancellation
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create")
+        return key
+    }()
+
+    /// The cancellation of the computation this thread is running, if any.
+    public static var current: Cancellation? {
+        pthread_getspecific(key).map { Unmanaged<Cancellation>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Whether this thread's computation has been asked to stop; a look that answers true
+    /// is one where the engine stops (`stoppedWork`).
+    public static var isRequested: Bool {
+        guard let current, current.isCancelled else { return false }
+        current.stopped.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// Runs `body` with `cancellation` as this thread's current one (it is kept alive by the
+    /// caller for the call), then puts the previous one back.
+    public static func withCurrent<Result>(_ cancellation: Cancellation?, _ body: () throws -> Result) rethrows -> Result {
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, cancellation.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) })
+        defer { pthread_setspecific(key, previous) }
+        return try withExtendedLifetime(cancellation) { try body() }
+    }
+}
