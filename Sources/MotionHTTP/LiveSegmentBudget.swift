@@ -1,4 +1,4 @@
-import Synchronization
+import MotionEngine
 
 /// The curve segments held by the timelines of open streams and live sessions together
 /// (`--max-live-segments`). A compiled document may hold up to `--max-segments` of them,
@@ -7,44 +7,49 @@ import Synchronization
 /// could have asked for 95 GB. A stream or session reserves its timeline's segments when it is
 /// created (503 when the total would pass the limit) and gives them back when it is freed,
 /// however it ends (`Reservation.deinit`).
-final class LiveSegmentBudget: Sendable {
+///
+/// Its counts are guarded by `InlineLock`s, which tell ThreadSanitizer where they are taken
+/// (a bare `Mutex` handed over inside the kernel made it report two compute threads
+/// reserving at once as a race).
+final class LiveSegmentBudget: @unchecked Sendable {
     let limit: Int
-    private let held = Mutex(0)
+    private let lock = InlineLock()
+    private var held = 0
 
     init(limit: Int) { self.limit = limit }
 
     /// Segments reserved now.
-    var current: Int { held.withLock { $0 } }
+    var current: Int { lock.withLock { held } }
 
     /// Holds `count` segments of the budget until it is freed; a session's grows with its
     /// retargets (`grow`).
-    final class Reservation: Sendable {
+    final class Reservation: @unchecked Sendable {
         let budget: LiveSegmentBudget
-        /// Segments held (changed under the budget's lock).
-        private let held: Mutex<Int>
+        /// Segments held (under `lock`).
+        private let lock = InlineLock()
+        private var held: Int
 
         fileprivate init(budget: LiveSegmentBudget, count: Int) {
             self.budget = budget
-            self.held = Mutex(count)
+            self.held = count
         }
 
         /// Takes `extra` more segments, or answers false (taking none) when the total would
         /// pass the limit.
         func grow(by extra: Int) -> Bool {
             guard budget.take(extra) else { return false }
-            held.withLock { $0 += extra }
+            lock.withLock { held += extra }
             return true
         }
 
         /// Gives back `extra` segments taken by `grow` for work that was then refused.
         func shrink(by extra: Int) {
-            held.withLock { $0 -= extra }
-            budget.held.withLock { $0 -= extra }
+            lock.withLock { held -= extra }
+            budget.give(extra)
         }
 
         deinit {
-            let count = held.withLock { $0 }
-            budget.held.withLock { $0 -= count }
+            budget.give(lock.withLock { held })
         }
     }
 
@@ -56,12 +61,16 @@ final class LiveSegmentBudget: Sendable {
     }
 
     private func take(_ count: Int) -> Bool {
-        held.withLock { total -> Bool in
-            let (sum, overflow) = total.addingReportingOverflow(count)
+        lock.withLock { () -> Bool in
+            let (sum, overflow) = held.addingReportingOverflow(count)
             guard !overflow, sum <= limit else { return false }
-            total = sum
+            held = sum
             return true
         }
+    }
+
+    private func give(_ count: Int) {
+        lock.withLock { held -= count }
     }
 
     /// The 503 for a stream or session that does not fit.
