@@ -168,6 +168,7 @@ final class ComputePool: @unchecked Sendable {
 /// freed. Request bodies and answers are allocated and freed on libmicrohttpd's threads,
 /// whose malloc arenas keep what they free: after 600 connections had each sent most of a
 /// 1 MiB body and gone, the release server stayed at 178 MB resident (22 MB before them).
+/// Ended streams and sessions count their timelines too (`LiveSegmentBudget.Reservation`).
 /// Past `threshold` bytes freed, a `malloc_trim` runs on a utility queue (never on a
 /// connection thread) once the frees have paused for `quiet`, or `longestWait` after the
 /// threshold if they go on; for `burstNanos` after a trim, `tailBytes` more bring the next.
@@ -206,7 +207,8 @@ final class MemoryTrim: @unchecked Sendable {
         guard bytes >= Self.countedBytes else { return }
         let start = lock.withLock { () -> Bool in
             let now = MonotonicClock.now()
-            debt &+= bytes
+            let (sum, overflow) = debt.addingReportingOverflow(bytes)
+            debt = overflow ? .max : sum
             lastFree = now
             let bound = now &- lastTrim < Self.burstNanos ? Self.tailBytes : Self.threshold
             guard debt >= bound, !scheduled else { return false }

@@ -141,6 +141,35 @@ final class EngineReliabilityServerTests: ServerTestCase {
         assertHealthy(server)
     }
 
+    /// A session's timeline is allocated on a compute thread, whose arena kept it once the
+    /// session was deleted: four sessions of tween keyframes at `--max-segments` (386 MB)
+    /// left the release server at 244 MB. Freeing a session's segments counts towards a trim.
+    func testMemoryOfDeletedSessionsIsGivenBack() throws {
+        try skipUnderASanitizer()
+        let server = try startServer()
+        let items = Array(repeating: "0", count: 10_000).joined(separator: ",")
+        let keyframes = (0..<100).map { String($0 % 2) }.joined(separator: ",")
+        let document = #"{"fps":1,"target":{"items":[\#(items)]},"motion":{"type":"tween","duration":100,"properties":[{"path":"items.*","keyframes":[\#(keyframes)]}]}}"#
+        let before = try XCTUnwrap(residentKilobytes(server.pid))
+        var ids: [String] = []
+        for _ in 0..<3 {
+            let created = try post(server, "/v1/sessions?speed=0.001", document)
+            XCTAssertEqual(created.status, 201, created.text)
+            ids.append(try XCTUnwrap(try created.json()["id"]?.string))
+        }
+        let peak = try XCTUnwrap(residentKilobytes(server.pid))
+        XCTAssertGreaterThan(peak - before, 200_000, "the sessions hold less than expected")
+        for id in ids {
+            let client = try server.client()
+            defer { client.close() }
+            XCTAssertEqual(try client.request("DELETE", "/v1/sessions/\(id)").status, 204)
+        }
+        let after = try residentKilobytes(server.pid, settlingBelow: before + 30_000)
+        print("RSS before \(before) kB, with 3 sessions \(peak) kB, after their deletion \(after) kB")
+        XCTAssertLessThan(after - before, 30_000, "\(after - before) kB of the deleted sessions were kept")
+        assertHealthy(server)
+    }
+
     /// These SVG arcs used to trap the process in `EllipticalArc.pieceCount` (Double → Int
     /// overflow, NaN piece count); now each is answered and the server stays up.
     func testExtremeArcsAreAnsweredAndTheServerSurvives() throws {
