@@ -31,13 +31,15 @@ final class ComputePool: @unchecked Sendable {
     /// request, its body) outlives it.
     private var queue: [(job: Job, watch: Watch?)] = []
     /// The watched jobs running, by thread, with when they started (monotonic ns); guarded by
-    /// `watching`, which the watch thread waits on.
-    private let watching = NSCondition()
+    /// `watching`.
+    private let watching = InlineLock()
     private var watched: [Int: (watch: Watch, started: UInt64)] = [:]
     private var watchStopped = false
     /// Whether the watch thread sleeps until a watched job starts (else it wakes on its own
     /// every `watchNanos`, and a job that starts is not signalled: no thread wake a job).
     private var watchIdle = false
+    /// Wakes the watch thread; its timed waits are on the monotonic clock.
+    private let wakeWatch = DispatchSemaphore(value: 0)
     /// How often a running job's client is looked at (a `recv` peek, about a microsecond):
     /// a computation whose client left stops within this and the engine's next look
     /// (`Cancellation`). Jobs shorter than this are never looked at.
@@ -90,10 +92,8 @@ final class ComputePool: @unchecked Sendable {
             stopped = true
             condition.broadcast()
         }
-        watching.withLock {
-            watchStopped = true
-            watching.broadcast()
-        }
+        watching.withLock { watchStopped = true }
+        wakeWatch.signal()
     }
 
     /// Blocks until no job is waiting or running, or until `deadline`.
@@ -126,11 +126,16 @@ final class ComputePool: @unchecked Sendable {
             condition.unlock()
             let started = cmhd_thread_cpu_nanos()
             if let watch {
-                watching.withLock {
+                let wake = watching.withLock { () -> Bool in
                     watched[index] = (watch, MonotonicClock.now())
-                    if watchIdle { watching.signal() }
+                    defer { watchIdle = false }
+                    return watchIdle
                 }
+                if wake { wakeWatch.signal() }
                 Cancellation.withCurrent(watch.cancellation) { job() }
+                // The job has resumed its connection by now, which libmicrohttpd may close at
+                // once: a peek in between looks at a closed or reused descriptor, which takes
+                // nothing from it (`MSG_PEEK`) and cancels only this finished job's flag.
                 watching.withLock { watched[index] = nil }
             } else {
                 job()
@@ -145,20 +150,21 @@ final class ComputePool: @unchecked Sendable {
     /// sleeps while none runs.
     private func watchRunningJobs() {
         while true {
-            watching.lock()
-            while watched.isEmpty, !watchStopped {
-                watchIdle = true
-                watching.wait()
-                watchIdle = false
+            let idle = watching.withLock { () -> Bool? in
+                if watchStopped { return nil }
+                watchIdle = watched.isEmpty
+                return watchIdle
             }
-            if watchStopped {
-                watching.unlock()
-                return
+            guard let idle else { return }
+            if idle {
+                wakeWatch.wait()
+                continue
             }
-            _ = watching.wait(until: Date(timeIntervalSinceNow: Double(Self.watchNanos) / 1e9))
+            _ = wakeWatch.wait(timeout: .now() + .nanoseconds(Int(Self.watchNanos)))
             let now = MonotonicClock.now()
-            let due = watched.values.filter { now &- $0.started >= Self.watchNanos && !$0.watch.cancellation.isCancelled }
-            watching.unlock()
+            let due = watching.withLock {
+                watched.values.filter { now &- $0.started >= Self.watchNanos && !$0.watch.cancellation.isCancelled }
+            }
             for (watch, _) in due where watch.isGone() { watch.cancellation.cancel() }
         }
     }

@@ -46,6 +46,8 @@ extension Handlers {
         var evaluations = TimelineExport.maxTotalEvaluations
         var bytes = 0.0
         for (index, document) in documents.enumerated() {
+            // Stopped for a client that left: the rest is not decoded, nor the tag kept.
+            if Cancellation.isRequested { return ProblemDetails.unavailable(Cancellation.message).response }
             do throws(DocumentError) {
                 let decoded = try DocumentDecoder(limits: limits).decode(document)
                 if decoded.output.format != .json {
@@ -89,6 +91,7 @@ extension Handlers {
                 results.append(problem)
             }
         }
+        if Cancellation.current?.stoppedWork == true { return ProblemDetails.unavailable(Cancellation.message).response }
         let digest = revalidation.tag ?? RequestTag.digest(for: json, kind: "batch")
         validatedTags.insert(digest)
         let tag = digest.quotedHex

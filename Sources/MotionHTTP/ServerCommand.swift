@@ -66,9 +66,9 @@ struct ServerCommand: ParsableCommand {
     var headerTimeout: Double?
     @Option(help: "Slowest average request body rate in bytes/s after the header timeout (env MOTION_MIN_BODY_RATE; default 1024).")
     var minBodyRate: Int?
-    @Option(help: "Threads computing POST answers (env MOTION_COMPUTE_THREADS; default: CPU count).")
+    @Option(help: "Threads computing POST answers and the states of large sessions (env MOTION_COMPUTE_THREADS; default: CPU count).")
     var computeThreads: Int?
-    @Option(help: "POST requests that may wait for a compute thread (env MOTION_MAX_QUEUED_COMPUTATIONS; default 64).")
+    @Option(help: "Requests (POSTs, and reads of large sessions) that may wait for a compute thread (env MOTION_MAX_QUEUED_COMPUTATIONS; default 64).")
     var maxQueuedComputations: Int?
     @Option(help: "Largest POST/PUT body computed at once on the connection thread rather than on a compute thread, 0 for never (env MOTION_INLINE_MAX_BODY_BYTES; default 1024).")
     var inlineMaxBodyBytes: Int?

@@ -55,7 +55,7 @@ final class ServiceMetrics: @unchecked Sendable {
         let computations = Self.name("computations", "total", "POST/PUT requests computed, by thread: on the connection thread (small work) or on the compute pool")
         computedInline = registry.makeCounter(descriptor: computations, labels: [("thread", "connection")])
         computedOnPool = registry.makeCounter(descriptor: computations, labels: [("thread", "compute")])
-        skippedComputations = registry.makeCounter(descriptor: Self.name("computations_skipped", "total", "POST/PUT requests not computed: their client had gone when a compute thread took them"))
+        skippedComputations = registry.makeCounter(descriptor: Self.name("computations_skipped", "total", "Requests not computed: their client had gone when a compute thread took them"))
         cancelledComputations = registry.makeCounter(descriptor: Self.name("computations_cancelled", "total", "Computations on a compute thread stopped because their client left while they ran"))
         let writes = Self.name("stream_writes", "total", "Chunks of stream and watcher output handed to the socket, by path: written directly by the pacer, or read by libmicrohttpd")
         directWrites = registry.makeCounter(descriptor: writes, labels: [("path", "direct")])

@@ -58,4 +58,19 @@ final class CancellationTests: XCTestCase {
             XCTAssertEqual((error as? DocumentError)?.problems.map(\.message), [Cancellation.message])
         }
     }
+    /// The exports reduce every channel (css, waapi, lottie) or track (svg) on their own
+    /// paths: each looks before it.
+    func testCancelledExportsThrowBeforeTheirNextChannel() throws {
+        for format in ["css", "waapi", "lottie", "svg"] {
+            let lottie = format == "lottie" ? #","lottie":{"width":100,"height":100,"layers":[{"position":["{x}","{y}"]}]}"# : ""
+            let timeline = try compile(#"{"fps":60,"target":{"x":0,"y":0},"output":{"format":"\#(format)"\#(lottie)},"motion":{"type":"tween","duration":1,"easing":"quadratic.inOut","properties":[{"path":"x","to":1},{"path":"y","to":2}]}}"#)
+            XCTAssertNoThrow(try TimelineExport.encode(timeline), format)
+            let cancelled = Cancellation()
+            cancelled.cancel()
+            XCTAssertThrowsError(try Cancellation.withCurrent(cancelled) { try TimelineExport.encode(timeline) }, format) { error in
+                XCTAssertEqual((error as? DocumentError)?.problems.map(\.message), [Cancellation.message], format)
+            }
+            XCTAssertTrue(cancelled.stoppedWork, format)
+        }
+    }
 }

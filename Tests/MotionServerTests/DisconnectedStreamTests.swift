@@ -163,16 +163,17 @@ final class DisconnectedStreamTests: ServerTestCase {
         let server = try startServer(["--compute-threads", "1", "--inline-max-body-bytes", "0", "--max-segments", "100000000"])
         let onPool = "motion_computations_total{thread=\"compute\"}"
         let cancelled = "motion_computations_cancelled_total"
-        for (index, leave) in [("reset", { (client: RawHTTPClient) in client.closeAbruptly() }),
-                               ("close", { (client: RawHTTPClient) in client.close() })].enumerated() {
+        let batch = "{\"documents\":[\(Self.longToCompile),\(Self.longToCompile)]}"
+        for (index, leave) in [("reset", "/v1/timelines", Self.longToCompile, { (client: RawHTTPClient) in client.closeAbruptly() }),
+                               ("close", "/v1/timelines", Self.longToCompile, { (client: RawHTTPClient) in client.close() }),
+                               ("reset of a batch", "/v1/timelines/batch", batch, { (client: RawHTTPClient) in client.closeAbruptly() })].enumerated() {
             let client = try server.client()
-            try client.sendRequest("POST", "/v1/timelines", headers: [("Content-Type", "application/json")],
-                                   body: Array(Self.longToCompile.utf8))
+            try client.sendRequest("POST", leave.1, headers: [("Content-Type", "application/json")], body: Array(leave.2.utf8))
             XCTAssertEqual(try wait(seconds: 10, for: Double(index + 1)) { try metric(server, onPool) }.value, Double(index + 1),
                            "the computation did not start")
             usleep(200_000)
             XCTAssertEqual(try metric(server, cancelled), Double(index), "\(leave.0): cancelled before the client left")
-            leave.1(client)
+            leave.3(client)
             // Compiling it whole takes about 6 s (debug build); stopped, well under one.
             let stopped = try wait(seconds: 5, for: Double(index + 1)) { try metric(server, cancelled) }
             XCTAssertEqual(stopped.value, Double(index + 1), "\(leave.0): the computation of a client that left was not stopped")
@@ -183,8 +184,8 @@ final class DisconnectedStreamTests: ServerTestCase {
         // The pool is free: a computation on it is answered, and not cancelled.
         let answer = try post(server, "/v1/timelines", #"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#)
         XCTAssertEqual(answer.status, 200)
-        XCTAssertEqual(try metric(server, onPool), 3)
-        XCTAssertEqual(try metric(server, cancelled), 2)
+        XCTAssertEqual(try metric(server, onPool), 4)
+        XCTAssertEqual(try metric(server, cancelled), 3)
         assertHealthy(server)
     }
 

@@ -97,6 +97,7 @@ enum ExportKeyframes {
     /// `shown` is the tolerance messages name (the one the document set, or the default).
     static func reduce(_ channel: ExportChannel, _ timeline: Timeline, tolerance: Double, shown: Double? = nil, cubic: Bool, label: String,
                        budget: inout ExportBudget) throws(DocumentError) -> ReducedTrack {
+        try Cancellation.check()
         let shown = shown ?? tolerance
         var limits = KeyframeReducer.Limits.default
         limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations))

@@ -235,6 +235,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
         /// from `output.simplify`) that exceeds the limits is a 422 naming that field.
         mutating func curve(_ track: Track, tolerance: Double, interpolation: SimplifyOptions.Interpolation,
                             required: String? = nil) throws(DocumentError) -> (ReducedTrack?, [(Double, Double)]) {
+            try Cancellation.check()
             // Each evaluation adds up the track's additive layers too; a reduction that fails
             // is charged all it was allowed (uncharged, 337 lanes of a jagged easing each spent
             // their whole allowance: 11 s for one plot).

@@ -69,7 +69,7 @@ public enum TimelineExport {
         var bytes = 0
         let perKeyframe = (interpolation == .cubic ? 5 : 3) * 25
         for track in timeline.tracks {
-            if Cancellation.isRequested { throw DocumentError([Problem(pointer: "", message: Cancellation.message, kind: .invalid)]) }
+            try Cancellation.check()
             let tolerance = tolerances(track)
             // An evaluation of a track adds up its additive layers too: 5,000 of them made a
             // reduction within the evaluation limits take 135 s before they were counted.

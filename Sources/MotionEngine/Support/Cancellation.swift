@@ -35,7 +35,7 @@ public final class Cancellation: Sendable {
     public var stoppedWork: Bool { stopped.load(ordering: .relaxed) }
 
     /// The problem a stopped computation reports (the answer is never sent).
-    static let message = "the computation was cancelled: its client left"
+    public static let message = "the computation was cancelled: its client left"
 
     // MARK: - The thread's current cancellation
 
@@ -48,6 +48,12 @@ public final class Cancellation: Sendable {
     /// The cancellation of the computation this thread is running, if any.
     public static var current: Cancellation? {
         pthread_getspecific(key).map { Unmanaged<Cancellation>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Throws the problem of a stopped computation when this thread's has been asked to
+    /// stop (`isRequested`): the look of a reduction, before each track or channel.
+    static func check() throws(DocumentError) {
+        if isRequested { throw DocumentError([Problem(pointer: "", message: message, kind: .invalid)]) }
     }
 
     /// Whether this thread's computation has been asked to stop; a look that answers true
