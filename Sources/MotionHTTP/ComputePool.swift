@@ -176,7 +176,7 @@ final class ComputePool: @unchecked Sendable {
 /// 1 MiB body and gone, the release server stayed at 178 MB resident (22 MB before them).
 /// Ended streams and sessions count their timelines too (`LiveSegmentBudget.Reservation`).
 /// Past `threshold` bytes freed, a `malloc_trim` runs on a utility queue (never on a
-/// connection thread) once the frees have paused for `quiet`, or `longestWait` after the
+/// connection thread) once the frees have paused for `quietNanos`, or `longestWaitNanos` after the
 /// threshold if they go on; for `burstNanos` after a trim, `tailBytes` more bring the next.
 /// The compute pool trims after its own heavy jobs.
 final class MemoryTrim: @unchecked Sendable {
