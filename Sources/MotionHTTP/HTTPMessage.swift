@@ -115,21 +115,24 @@ struct ProblemDetails: Error, Sendable {
     /// A session's state, carried by 409 answers.
     var state: String?
 
+    /// A malformed (400) or meaningless (422) timeline document, with pointers.
     static func from(_ error: DocumentError) -> ProblemDetails {
-        let status = error.status
-        return ProblemDetails(
-            status: status,
-            type: status == 400 ? "/problems/malformed-document" : "/problems/invalid-document",
-            title: status == 400 ? "Malformed timeline document" : "Invalid timeline document",
-            detail: countDetail(error),
-            errors: error.problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
+        listing(error, of: "document", title: "timeline document")
     }
 
-    /// "1 problem", "3 problems", or "30001 problems; the first 100 are listed" when the error
-    /// kept only the first `DocumentError.listed`.
-    static func countDetail(_ error: DocumentError) -> String {
+    /// The problems of `error` as `/problems/malformed-<kind>` (400) or
+    /// `/problems/invalid-<kind>` (422): every one counted in `detail` ("1 problem",
+    /// "3 problems", or "30001 problems; the first 100 are listed" when the error kept only
+    /// the first `DocumentError.listed`), the kept ones in `errors`.
+    private static func listing(_ error: DocumentError, of kind: String, title: String) -> ProblemDetails {
+        let malformed = error.status == 400
         let count = error.count == 1 ? "1 problem" : "\(error.count) problems"
-        return error.unlisted > 0 ? "\(count); the first \(error.problems.count) are listed" : count
+        return ProblemDetails(
+            status: error.status,
+            type: malformed ? "/problems/malformed-\(kind)" : "/problems/invalid-\(kind)",
+            title: (malformed ? "Malformed " : "Invalid ") + title,
+            detail: error.unlisted > 0 ? "\(count); the first \(error.problems.count) are listed" : count,
+            errors: error.problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
     }
 
     var response: HTTPResponse {
@@ -219,10 +222,7 @@ struct ProblemDetails: Error, Sendable {
 
     /// A malformed command or retarget body (400) or a meaningless one (422), with pointers.
     static func invalidBody(_ error: DocumentError) -> ProblemDetails {
-        ProblemDetails(status: error.status, type: error.status == 400 ? "/problems/malformed-body" : "/problems/invalid-body",
-                       title: error.status == 400 ? "Malformed request body" : "Invalid request body",
-                       detail: countDetail(error),
-                       errors: error.problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
+        listing(error, of: "body", title: "request body")
     }
 }
 

@@ -2,6 +2,10 @@ import MotionEngine
 
 /// `POST /v1/timelines/batch` (docs/authoring.md) and conditional answers (docs/authoring.md).
 extension Handlers {
+    /// What a batch stopped for a client that left returns (never sent: the daemon closes
+    /// the connection instead).
+    static let stoppedBatch = ProblemDetails.unavailable(Cancellation.message)
+
     /// `{"documents": [document, …]}` → `{"results": [answer or problem, …]}` in order. Each
     /// document is compiled under the usual per-document limits; together they may hold at
     /// most `max-samples` samples (an additive layer counting as a track), `max-segments`
@@ -47,7 +51,7 @@ extension Handlers {
         var bytes = 0.0
         for (index, document) in documents.enumerated() {
             // Stopped for a client that left: the rest is not decoded, nor the tag kept.
-            if Cancellation.isRequested { return ProblemDetails.unavailable(Cancellation.message).response }
+            if Cancellation.isRequested { return Self.stoppedBatch.response }
             do throws(DocumentError) {
                 let decoded = try DocumentDecoder(limits: limits).decode(document)
                 if decoded.output.format != .json {
@@ -91,7 +95,7 @@ extension Handlers {
                 results.append(problem)
             }
         }
-        if Cancellation.current?.stoppedWork == true { return ProblemDetails.unavailable(Cancellation.message).response }
+        if Cancellation.current?.stoppedWork == true { return Self.stoppedBatch.response }
         let digest = revalidation.tag ?? RequestTag.digest(for: json, kind: "batch")
         validatedTags.insert(digest)
         let tag = digest.quotedHex

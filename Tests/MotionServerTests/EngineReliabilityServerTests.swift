@@ -35,6 +35,16 @@ final class EngineReliabilityServerTests: ServerTestCase {
         return resident
     }
 
+    /// Asserts that the server's resident memory settles within `margin` kB of `before`
+    /// (`residentKilobytes(_:settlingBelow:)`), and prints the figures: `peak` was seen
+    /// `while` what the test did held memory.
+    private func assertGivenBack(_ server: TestServer, before: Int, peak: Int, margin: Int, while held: String,
+                                 file: StaticString = #filePath, line: UInt = #line) throws {
+        let after = try residentKilobytes(server.pid, settlingBelow: before + margin)
+        print("RSS before \(before) kB, \(peak) kB \(held), then \(after) kB")
+        XCTAssertLessThan(after - before, margin, "\(after - before) kB held \(held) were kept", file: file, line: line)
+    }
+
     /// Aborted group schedules used to keep their plays (and, when the run stopped with actions
     /// still queued, the whole scheduler) alive: memory grew with every 422.
     func testAbortedSchedulesDoNotLeak() throws {
@@ -92,9 +102,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
             peak = max(peak, try XCTUnwrap(residentKilobytes(server.pid)))
         }
         // The memory is given back just after the answer is handed over.
-        let after = try residentKilobytes(server.pid, settlingBelow: before + 10_000)
-        print("RSS before \(before) kB, after two large compilations \(after) kB (seen up to \(peak) kB)")
-        XCTAssertLessThan(after - before, 10_000, "the compilation's \(after - before) kB were kept")
+        try assertGivenBack(server, before: before, peak: peak, margin: 10_000, while: "at most during two large compilations")
         assertHealthy(server)
     }
 
@@ -135,9 +143,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
         // Without the trim about 48 MB stayed. The trim waits for the closes to pause for
         // 100 ms; then none stayed within 250 ms, also with another process busy on a core
         // (3 MB at most in 7 runs).
-        let after = try residentKilobytes(server.pid, settlingBelow: before + 10_000)
-        print("RSS before \(before) kB, with 100 bodies \(peak) kB, after they went \(after) kB")
-        XCTAssertLessThan(after - before, 10_000, "\(after - before) kB of the bodies were kept")
+        try assertGivenBack(server, before: before, peak: peak, margin: 10_000, while: "with 100 bodies")
         assertHealthy(server)
     }
 
@@ -164,9 +170,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
             defer { client.close() }
             XCTAssertEqual(try client.request("DELETE", "/v1/sessions/\(id)").status, 204)
         }
-        let after = try residentKilobytes(server.pid, settlingBelow: before + 30_000)
-        print("RSS before \(before) kB, with 3 sessions \(peak) kB, after their deletion \(after) kB")
-        XCTAssertLessThan(after - before, 30_000, "\(after - before) kB of the deleted sessions were kept")
+        try assertGivenBack(server, before: before, peak: peak, margin: 30_000, while: "with 3 sessions (deleted)")
         assertHealthy(server)
     }
 

@@ -36,6 +36,7 @@ public final class Cancellation: Sendable {
 
     /// The problem a stopped computation reports (the answer is never sent).
     public static let message = "the computation was cancelled: its client left"
+    static let problem = Problem(pointer: "", message: message, kind: .invalid)
 
     // MARK: - The thread's current cancellation
 
@@ -53,7 +54,7 @@ public final class Cancellation: Sendable {
     /// Throws the problem of a stopped computation when this thread's has been asked to
     /// stop (`isRequested`): the look of a reduction, before each track or channel.
     static func check() throws(DocumentError) {
-        if isRequested { throw DocumentError([Problem(pointer: "", message: message, kind: .invalid)]) }
+        if isRequested { throw DocumentError([problem]) }
     }
 
     /// Whether this thread's computation has been asked to stop; a look that answers true

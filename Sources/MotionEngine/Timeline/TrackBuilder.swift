@@ -85,7 +85,7 @@ struct TrackBuilder {
         guard !stopped else { return false }
         if Cancellation.isRequested {
             stopped = true
-            diagnostics.invalid("", Cancellation.message)
+            diagnostics.add(Cancellation.problem)
             return false
         }
         guard let total = EngineLimits.segments(segments, charging: count, weight: weight, limit: maxSegments) else {
