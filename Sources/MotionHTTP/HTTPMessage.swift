@@ -117,20 +117,23 @@ struct ProblemDetails: Error, Sendable {
 
     /// A malformed (400) or meaningless (422) timeline document, with pointers.
     static func from(_ error: DocumentError) -> ProblemDetails {
-        listing(error, of: "document", title: "timeline document")
+        listing(error, malformed: ("/problems/malformed-document", "Malformed timeline document"),
+                invalid: ("/problems/invalid-document", "Invalid timeline document"))
     }
 
-    /// The problems of `error` as `/problems/malformed-<kind>` (400) or
-    /// `/problems/invalid-<kind>` (422): every one counted in `detail` ("1 problem",
-    /// "3 problems", or "30001 problems; the first 100 are listed" when the error kept only
-    /// the first `DocumentError.listed`), the kept ones in `errors`.
-    private static func listing(_ error: DocumentError, of kind: String, title: String) -> ProblemDetails {
-        let malformed = error.status == 400
+    /// The problems of `error` as the `malformed` type and title (400) or the `invalid` ones
+    /// (422): every one counted in `detail` ("1 problem", "3 problems", or "30001 problems;
+    /// the first 100 are listed" when the error kept only the first `DocumentError.listed`),
+    /// the kept ones in `errors`. (The types are written out: every type in the sources has
+    /// a page, `UsabilityTests`.)
+    private static func listing(_ error: DocumentError, malformed: (type: String, title: String),
+                                invalid: (type: String, title: String)) -> ProblemDetails {
+        let (type, title) = error.status == 400 ? malformed : invalid
         let count = error.count == 1 ? "1 problem" : "\(error.count) problems"
         return ProblemDetails(
             status: error.status,
-            type: malformed ? "/problems/malformed-\(kind)" : "/problems/invalid-\(kind)",
-            title: (malformed ? "Malformed " : "Invalid ") + title,
+            type: type,
+            title: title,
             detail: error.unlisted > 0 ? "\(count); the first \(error.problems.count) are listed" : count,
             errors: error.problems.map { Entry(pointer: $0.pointer, parameter: nil, message: $0.message) })
     }
@@ -222,7 +225,8 @@ struct ProblemDetails: Error, Sendable {
 
     /// A malformed command or retarget body (400) or a meaningless one (422), with pointers.
     static func invalidBody(_ error: DocumentError) -> ProblemDetails {
-        listing(error, of: "body", title: "request body")
+        listing(error, malformed: ("/problems/malformed-body", "Malformed request body"),
+                invalid: ("/problems/invalid-body", "Invalid request body"))
     }
 }
 
