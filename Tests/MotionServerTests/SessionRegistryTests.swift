@@ -67,4 +67,23 @@ final class SessionRegistryTests: XCTestCase {
         XCTAssertTrue(Set(walked).isSuperset(of: chosen.filter { !$0.hasSuffix("7") }))
         XCTAssertTrue(Set(walked).isDisjoint(with: chosen.filter { $0.hasSuffix("7") }))
     }
+
+    /// The janitor reads idleness outside the registry's lock, from a copy of the sessions:
+    /// it removes the idle ones it saw, and never a session made since under the same id.
+    func testExpiryRemovesIdleSessionsAndNotTheirSuccessors() {
+        let metrics = ServiceMetrics()
+        let registry = SessionRegistry(maxSessions: 10, idleTTL: 5, metrics: metrics)
+        // Made at wall 0 and unwatched since (`session` makes them at wall 0).
+        guard case .created(let first) = registry.create(id: "a", { Self.session($0) }),
+              case .created = registry.create(id: "b", { Self.session($0) }) else { return XCTFail("not created") }
+        registry.expire(atWall: 4)
+        XCTAssertEqual(registry.count, 2, "idle 4 s of 5")
+        XCTAssertTrue(registry.delete("a"))
+        guard case .created(let second) = registry.create(id: "a", { Self.session($0) }) else { return XCTFail("not made again") }
+        XCTAssertFalse(registry.delete("a", only: first), "a later session under the same id")
+        XCTAssertTrue(registry.session("a") === second)
+        registry.expire(atWall: 6)
+        XCTAssertEqual(registry.count, 0, "both idle 6 s")
+        XCTAssertEqual(registry.page(after: nil, limit: 10).sessions.count, 0)
+    }
 }
