@@ -81,7 +81,8 @@ enum Compression {
     static let fastLevelBytes = 1 << 20
 
     /// `input` compressed with `coding` (gzip: RFC 1952; deflate: the zlib format of RFC 1950,
-    /// as HTTP's `deflate` means), or nil if zlib fails.
+    /// as HTTP's `deflate` means), or nil if zlib fails or the computation is cancelled
+    /// (`Cancellation`: its answer is not sent).
     static func compress(_ input: [UInt8], _ coding: ContentCoding) -> [UInt8]? {
         var stream = z_stream()
         let level: Int32 = input.count >= fastLevelBytes ? 1 : 6
@@ -110,6 +111,9 @@ enum Compression {
                     }
                     if status == Z_STREAM_ERROR { return false }
                     output.append(contentsOf: buffer[0..<produced])
+                    // A look for a cancellation after each full 256 KB written (about 5 ms at
+                    // level 1): a cancelled answer is thrown away, so it need not be finished.
+                    if stream.avail_out == 0, Cancellation.isRequested { return false }
                 } while stream.avail_out == 0
                 if flush == Z_FINISH { return status == Z_STREAM_END }
             } while true

@@ -73,4 +73,65 @@ final class CancellationTests: XCTestCase {
             XCTAssertTrue(cancelled.stoppedWork, format)
         }
     }
+
+    /// Within one property: a chain of spring keyframes looks before each target, and
+    /// springs settled together every `springsPerLook`, when the compiler asks them to
+    /// (`cancellable`); a session's retarget does not, and settles to the end.
+    func testSpringChainsAndSettlingLookWithinOneProperty() throws {
+        let parameters = SpringParameters(mass: 1, stiffness: 170, damping: 26)
+        let values = (0..<3).map { leaf in [0.0, 1.0 + Double(leaf), 0.0, 2.0] }
+        func chains(cancellable: Bool) throws(SpringSettling.Failure) -> Double {
+            try SpringChain.build(parameters: parameters, values: values, velocities: [0, 0, 0], durations: nil,
+                                  restDelta: 0.001, restSpeed: 0.001, cancellable: cancellable).end
+        }
+        let springs = (0..<300).map { SpringKernel(parameters: parameters, from: 0, to: Double($0 % 7), velocity: 0) }
+        let whole = try chains(cancellable: true)
+        let rest = try SpringSettling.settle(springs, restDelta: 0.001, restSpeed: 0.001, cancellable: true)
+        XCTAssertGreaterThan(whole, 0)
+        XCTAssertGreaterThan(rest, 0)
+
+        let cancelled = Cancellation()
+        cancelled.cancel()
+        try Cancellation.withCurrent(cancelled) {
+            XCTAssertEqual(try? chains(cancellable: false), whole, "not cancellable: built to the end")
+            XCTAssertEqual(try? SpringSettling.settle(springs, restDelta: 0.001, restSpeed: 0.001), rest)
+            XCTAssertFalse(cancelled.stoppedWork)
+            XCTAssertThrowsError(try chains(cancellable: true)) { XCTAssertEqual($0 as? SpringSettling.Failure, .cancelled) }
+            XCTAssertTrue(cancelled.stoppedWork)
+            XCTAssertThrowsError(try SpringSettling.settle(springs, restDelta: 0.001, restSpeed: 0.001, cancellable: true)) {
+                XCTAssertEqual($0 as? SpringSettling.Failure, .cancelled)
+            }
+            // Fewer springs than `springsPerLook`: no look, the rest time.
+            XCTAssertNotNil(try? SpringSettling.settle(Array(springs.prefix(SpringSettling.springsPerLook - 1)),
+                                                       restDelta: 0.001, restSpeed: 0.001, cancellable: true))
+        }
+        XCTAssertEqual(SpringSettling.Failure.cancelled.message, Cancellation.message)
+    }
+
+    /// The `json` format looks before each track's samples, its frames layout and `csv`
+    /// every `samplesPerLook` samples: cut short when cancelled, and thrown away.
+    func testCancelledSamplingIsCutShortAndThrown() throws {
+        let tracks = try compile(#"{"fps":60,"target":{"x":0,"y":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1},{"path":"y","to":2}]}}"#)
+        // 70,001 frames: past one look of the frames layout and of csv.
+        let long = #"{"fps":1000,"target":{"x":0},%@"motion":{"type":"tween","duration":70,"properties":[{"path":"x","to":1}]}}"#
+        let frames = try compile(long.replacingOccurrences(of: "%@", with: #""output":{"layout":"frames"},"#))
+        let csv = try compile(long.replacingOccurrences(of: "%@", with: #""output":{"format":"csv"},"#))
+        for (name, timeline) in [("tracks", tracks), ("frames", frames), ("csv", csv)] {
+            let whole = try TimelineExport.encode(timeline).body
+            if name != "csv" { XCTAssertEqual(TimelineEncoder.encode(timeline), whole, name) }
+            let cancelled = Cancellation()
+            cancelled.cancel()
+            try Cancellation.withCurrent(cancelled) {
+                if name != "csv" {
+                    let cut = TimelineEncoder.encode(timeline)
+                    XCTAssertLessThan(cut.count, whole.count * 3 / 4, "\(name): not cut short")
+                }
+                XCTAssertThrowsError(try TimelineExport.encode(timeline), name) { error in
+                    XCTAssertEqual((error as? DocumentError)?.problems.map(\.message), [Cancellation.message], name)
+                }
+            }
+            XCTAssertTrue(cancelled.stoppedWork, name)
+        }
+    }
 }
+

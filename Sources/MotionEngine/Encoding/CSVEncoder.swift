@@ -18,7 +18,13 @@ public enum CSVEncoder: TimelineFormatEncoder {
         }
         w.raw("\r\n")
         var values: [Double] = []
+        var sinceLook = 0
         for k in 0..<timeline.frameCount {
+            sinceLook &+= timeline.tracks.count &+ 1
+            if sinceLook >= TimelineEncoder.samplesPerLook {
+                sinceLook = 0
+                try Cancellation.check()
+            }
             let t = timeline.time(ofFrame: k)
             timeline.sample(at: t, into: &values)
             w.number(t)

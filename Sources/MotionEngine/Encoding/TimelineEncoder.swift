@@ -5,10 +5,20 @@ public enum TimelineEncoder: TimelineFormatEncoder {
     public static let contentType = "application/json"
 
     public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
-        guard let simplify = timeline.options.simplify, timeline.options.layout == .tracks else { return encode(timeline) }
+        guard let simplify = timeline.options.simplify, timeline.options.layout == .tracks else {
+            let bytes = encode(timeline)
+            // Sampling stops early, at its next look, once the computation is cancelled
+            // (`Cancellation`): what it wrote is then cut short, and thrown away here.
+            try Cancellation.check()
+            return bytes
+        }
         let reduced = try TimelineExport.reduce(timeline, tolerance: simplify.tolerance, interpolation: simplify.interpolation)
         return encode(timeline, reduced: reduced)
     }
+
+    /// Samples written between two looks for a cancellation where a loop writes frames
+    /// (the frames layout; `csv`): about 3 ms of writing, 6 ms of `csv` (release build).
+    static let samplesPerLook = 65_536
 
     /// The body, with `reduced` (one per track, tracks layout) in place of the frame grid.
     public static func encode(_ timeline: Timeline, reduced: [ReducedTrack]? = nil) -> [UInt8] {
@@ -62,7 +72,13 @@ public enum TimelineEncoder: TimelineFormatEncoder {
         case .frames:
             w.raw(",\"frames\":[")
             var values: [Double] = []
+            var sinceLook = 0
             for k in 0..<timeline.frameCount {
+                sinceLook &+= timeline.tracks.count &+ 1
+                if sinceLook >= samplesPerLook {
+                    sinceLook = 0
+                    if Cancellation.isRequested { break }  // cut short: thrown away (`encode(timeline:)`)
+                }
                 if k > 0 { w.byte(UInt8(ascii: ",")) }
                 let t = timeline.time(ofFrame: k)
                 timeline.sample(at: t, into: &values)
@@ -137,6 +153,8 @@ public enum TimelineEncoder: TimelineFormatEncoder {
                     var i = head.count
                     i &+= writeTimes(times, to: p + i)
                     for (index, track) in timeline.tracks.enumerated() {
+                        // A look a track: cut short when cancelled (`encode(timeline:)`).
+                        if Cancellation.isRequested { break }
                         if index > 0 { p[i] = UInt8(ascii: ","); i &+= 1 }
                         i &+= writeTrack(track, times, values, &cache, to: p + i)
                     }
@@ -151,6 +169,7 @@ public enum TimelineEncoder: TimelineFormatEncoder {
             defer { text.deallocate() }
             w.bytes.append(contentsOf: UnsafeBufferPointer(start: text, count: writeTimes(times, to: text)))
             for (index, track) in timeline.tracks.enumerated() {
+                if Cancellation.isRequested { break }
                 if index > 0 { w.byte(UInt8(ascii: ",")) }
                 w.bytes.append(contentsOf: UnsafeBufferPointer(start: text, count: writeTrack(track, times, values, &cache, to: text)))
             }

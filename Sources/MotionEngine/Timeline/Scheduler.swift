@@ -571,11 +571,17 @@ final class Scheduler {
             var settle = 0.0, settleBack = 0.0
             do {
                 if !settling.isEmpty {
-                    settle = try SpringSettling.settle(settling.map(\.kernel), restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+                    settle = try SpringSettling.settle(settling.map(\.kernel), restDelta: spring.restDelta, restSpeed: spring.restSpeed,
+                                                       cancellable: true)
                 }
                 // Always: a reversing parent may run the reverse leg even when the node does not.
-                settleBack = try SpringSettling.settle(springs.map(\.reverse), restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+                settleBack = try SpringSettling.settle(springs.map(\.reverse), restDelta: spring.restDelta, restSpeed: spring.restSpeed,
+                                                       cancellable: true)
             } catch {
+                if error == .cancelled {
+                    _ = builder.stillWanted()
+                    return nil
+                }
                 if Self.isUndamped(spring) {
                     settle = .infinity
                     settleBack = .infinity
@@ -611,15 +617,17 @@ final class Scheduler {
         let back = keyframes.durations.map { Array($0.dropLast().reversed()) + [nil] }
         do {
             let forward = try SpringChain.build(parameters: spring.parameters, values: values, velocities: values.map { _ in velocity },
-                                                durations: keyframes.durations, restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+                                                durations: keyframes.durations, restDelta: spring.restDelta, restSpeed: spring.restSpeed,
+                                                cancellable: true)
             let reverse = try SpringChain.build(parameters: spring.parameters, values: values.map { $0.reversed() },
                                                 velocities: values.map { _ in -velocity }, durations: back,
-                                                restDelta: spring.restDelta, restSpeed: spring.restSpeed)
+                                                restDelta: spring.restDelta, restSpeed: spring.restSpeed, cancellable: true)
             let leaves = zip(resolved, zip(forward.chains, reverse.chains)).map { item, chains in
                 DynamicLeaf(leaf: item.leaf, forward: .springChain(chains.0), reverse: .springChain(chains.1))
             }
             return (leaves, forward.end, reverse.end)
         } catch {
+            if error == .cancelled { _ = builder.stillWanted(); return nil }
             diagnostics.invalid(property.pointer + "/keyframes", error.message)
             return nil
         }

@@ -22,8 +22,9 @@ extension TrackBuilder {
         }
         let restTime: Double
         do {
-            restTime = try SpringSettling.settle(kernels, restDelta: Self.specRestDelta, restSpeed: Self.specRestSpeed)
+            restTime = try SpringSettling.settle(kernels, restDelta: Self.specRestDelta, restSpeed: Self.specRestSpeed, cancellable: true)
         } catch {
+            if error == .cancelled { _ = stillWanted(); return nil }
             diagnostics.invalid(property.pointer, error.message + " (the spring curve of its timing, in the property's units)")
             return nil
         }

@@ -82,18 +82,27 @@ struct TrackBuilder {
     /// before each property, element, play and body's bounces is built, where the work of a
     /// document is divided.
     mutating func charge(_ count: Int, weight: Int = 1, at pointer: String) -> Bool {
-        guard !stopped else { return false }
-        if Cancellation.isRequested {
-            stopped = true
-            diagnostics.add(Cancellation.problem)
-            return false
-        }
+        guard stillWanted() else { return false }
         guard let total = EngineLimits.segments(segments, charging: count, weight: weight, limit: maxSegments) else {
             stopped = true
             diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, an additive motion one more per additive layer already on its track, and the document's paths \(PathGeometry.segmentWeight) per drawn segment; use fewer keyframes, elements or repeats")
             return false
         }
         segments = total
+        return true
+    }
+
+    /// False once the builder has stopped, or when the thread's computation has been asked
+    /// to stop (`Cancellation`), which stops it with a problem no one reads: the look that
+    /// begins every charge, and what follows a `.cancelled` from a long piece of one
+    /// property's work (settling many springs, a chain of spring keyframes).
+    mutating func stillWanted() -> Bool {
+        guard !stopped else { return false }
+        if Cancellation.isRequested {
+            stopped = true
+            diagnostics.add(Cancellation.problem)
+            return false
+        }
         return true
     }
 
