@@ -26,6 +26,8 @@ let package = Package(
         ),
         // ThreadSanitizer's annotations for `InlineLock` (hooks.h): header only, no library.
         .systemLibrary(name: "CSanitizerHooks"),
+        // glibc's `sincos`, which Swift's Glibc module does not declare (math_extras.h).
+        .systemLibrary(name: "CMathExtras"),
         // Release builds drop Swift's run-time exclusivity checks here too, as in MotionHTTP
         // below: the scheduler's event lists, clock and queue are class properties touched on
         // every action and event, and each access went through swift_beginAccess and its
@@ -35,7 +37,7 @@ let package = Package(
         // hostile input reaches the engine.
         .target(
             name: "MotionEngine",
-            dependencies: ["CSanitizerHooks"],
+            dependencies: ["CSanitizerHooks", "CMathExtras"],
             swiftSettings: Context.environment["MOTION_FUZZ"] == "1" ? []
                 : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),

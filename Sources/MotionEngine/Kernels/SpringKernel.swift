@@ -1,3 +1,4 @@
+import CMathExtras
 import Foundation
 
 /// The canonical constants of a damped spring (docs/nodes.md#spring): mass `m`, stiffness `k`
@@ -103,8 +104,13 @@ public struct SpringModes: Sendable, Equatable {
         switch regime {
         case .underDamped:
             let e = exp(-decay * t)
-            let phase = second * t
-            return (e * cos(phase), e * sin(phase))
+            // One `sincos` rather than `cos` and `sin` (the same values, bit for bit): the
+            // kernel benchmark's `perlane` loop (value and velocity of 320,000 lanes) went
+            // from 5.85 to 3.93 ms, 1.31× to 0.88× the C reference's 4.48 ms, and
+            // `lanebasis` from 5.74 to 3.79 ms (C 3.78; release, one core of an AMD EPYC).
+            var sine = 0.0, cosine = 0.0
+            motion_sincos(second * t, &sine, &cosine)
+            return (e * cosine, e * sine)
         case .critical:
             let e = exp(-decay * t)
             return (e, t * e)
@@ -116,13 +122,14 @@ public struct SpringModes: Sendable, Equatable {
     /// `basis(at: max(t, 0))`, the basis as `SpringKernel.value(at:)`, `velocity(at:)` and
     /// `displacement(at:)` read it (negative times count as 0).
     ///
-    /// Declared free of side effects (`@_effects(readnone)`: `exp`, `cos` and `sin` only set
-    /// `errno`, which nothing here reads), so that where a lane's value and velocity are both
+    /// Declared free of side effects (`@_effects(readnone)`: `exp` and `sincos` only set
+    /// `errno`, which nothing here reads, and `sincos` writes only the two locals it is given), so that where a lane's value and velocity are both
     /// read at one time the optimiser evaluates the basis once, not once a call: gcc does the
     /// same for the C reference loop, knowing `exp`, `sin` and `cos` as built-ins. Clamping
     /// here rather than at each call site gives both calls the very same argument, which that
     /// needs. Kernel benchmark `perlane` (5,000 springs × 64 lanes, value and velocity of
-    /// every lane, `Benchmarks/README.md`): 6 calls a lane → 3, see the README for the times.
+    /// every lane, `Benchmarks/README.md`): 6 calls a lane → 3 (2 since `sincos`), see the
+    /// README for the times.
     @inlinable @_effects(readnone)
     public func basis(clampingAt t: Double) -> (Double, Double) {
         basis(at: Swift.max(t, 0))
@@ -135,7 +142,7 @@ public struct SpringModes: Sendable, Equatable {
 /// Units: positions in the property's units, velocity in units/s, `t` in s since the leg
 /// start (negative `t` counts as 0). Everything that depends only on the parameters and the
 /// start is precomputed; `value(at:)` and `velocity(at:)` allocate nothing and cost one
-/// `exp` (plus `cos`/`sin` when under-damped).
+/// `exp` (plus one `sincos` when under-damped).
 public struct SpringKernel: Sendable, Equatable {
     public let parameters: SpringParameters
     public let modes: SpringModes
