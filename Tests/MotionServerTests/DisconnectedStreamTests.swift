@@ -254,7 +254,7 @@ final class DisconnectedStreamTests: ServerTestCase {
         timed.close()
         XCTAssertEqual(try wait(seconds: 10, for: 0) { try openStreams(server) }.value, 0)
         var made = 0
-        for fraction in [0.6, 0.75, 0.85, 0.92] {
+        for fraction in [0.6, 0.8, 0.88, 0.94, 0.98] {
             let cancelledBefore = try metric(server, "motion_computations_cancelled_total")
             let computedBefore = try metric(server, onPool)
             let client = try server.client()
