@@ -221,7 +221,7 @@ def main():
 
     # 1. Kernel
     kernel_rows = []
-    for variant, label in (("lanes", "shared basis: exp/cos/sin once per spring, 64 lanes combine it"),
+    for variant, label in (("lanes", "shared basis: exp and sincos once per spring, 64 lanes combine it"),
                            ("perlane", "per lane: value(at:) + velocity(at:) on every lane"),
                            ("lanebasis", "information: per lane, one basis for both position and velocity")):
         sw = stat(samples, f"kernel.swift.{variant}", "ms")
