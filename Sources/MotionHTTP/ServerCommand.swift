@@ -18,7 +18,7 @@ struct ServerCommand: ParsableCommand {
     var host: String?
     @Option(help: "TCP port; 0 picks a free one (env MOTION_PORT).")
     var port: UInt16?
-    @Option(help: "Worker threads (env MOTION_THREADS; default: CPU count).")
+    @Option(help: "Worker threads (env MOTION_THREADS; default: the CPUs the process may run on, by its affinity mask and cgroup quota).")
     var threads: Int?
     @Option(help: "Largest request body in bytes (env MOTION_MAX_BODY_BYTES; default 1048576).")
     var maxBodyBytes: Int?
@@ -66,7 +66,7 @@ struct ServerCommand: ParsableCommand {
     var headerTimeout: Double?
     @Option(help: "Slowest average request body rate in bytes/s after the header timeout (env MOTION_MIN_BODY_RATE; default 1024).")
     var minBodyRate: Int?
-    @Option(help: "Threads computing POST answers and the states of large sessions (env MOTION_COMPUTE_THREADS; default: CPU count).")
+    @Option(help: "Threads computing POST answers and the states of large sessions (env MOTION_COMPUTE_THREADS; default: the CPUs the process may run on).")
     var computeThreads: Int?
     @Option(help: "Requests (POSTs, and reads of large sessions) that may wait for a compute thread (env MOTION_MAX_QUEUED_COMPUTATIONS; default 64).")
     var maxQueuedComputations: Int?

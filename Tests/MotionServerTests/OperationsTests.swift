@@ -190,6 +190,27 @@ final class StructuredLogTests: ServerTestCase {
         XCTAssertEqual(gone["reason"], "client-closed")
     }
 
+    /// `--threads` and `--compute-threads` default to the CPUs the process may use: its
+    /// affinity mask (the `Cpus_allowed` line of /proc/self/status) narrows the online CPUs.
+    func testDefaultThreadsFollowTheCPUsTheProcessMayRunOn() throws {
+        let count = ServerConfiguration.affinityCPUCount(status:)
+        XCTAssertEqual(count("Name:\tmotion-server\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n"), 2)
+        XCTAssertEqual(count("Cpus_allowed:\tff,ffffffff\n"), 40)
+        XCTAssertEqual(count("Cpus_allowed:\t00000000,00000001"), 1)
+        XCTAssertNil(count("Cpus_allowed:\t0\n"))
+        XCTAssertNil(count("Cpus_allowed:\tzz\n"))
+        XCTAssertNil(count("Cpus_allowed_list:\t0-1\n"))
+        let mine = try XCTUnwrap(ServerConfiguration.affinityCPUCount())
+        XCTAssertLessThanOrEqual(ServerConfiguration.cpuCount, mine)
+
+        let taskset = "/usr/bin/taskset"
+        guard FileManager.default.isExecutableFile(atPath: taskset) else { throw XCTSkip("no \(taskset)") }
+        let pinned = try startServer(["--log-format", "text"], launcher: [taskset, "-c", "0"])
+        let line = pinned.waitForLog { $0.contains(" listening ") }
+        XCTAssertTrue(line.contains("threads=1"), line)
+        XCTAssertEqual(try get(pinned, "/healthz").status, 200)
+    }
+
     func testShutdownReasonAndTextFormat() throws {
         let server = try startServer(["--log-format", "text"])
         let client = try server.client()
