@@ -117,13 +117,14 @@ struct ServerConfiguration: Sendable {
     /// cgroup CPU quota (a container's `--cpus`), rounded up. Threads beyond the CPUs a
     /// process may run on only take turns: pinned to one CPU with two connection threads,
     /// the small document's p99 under wrk (32 connections) was 4.43 ms, with one 0.86 ms, at
-    /// the same 49,000 requests a second (p50 0.34 and 0.63 ms).
-    static var cpuCount: Int {
+    /// the same 49,000 requests a second (p50 0.34 and 0.63 ms). Read once a process: every
+    /// configuration made (the server's, `render`'s, the fuzz targets') takes it twice.
+    static let cpuCount: Int = {
         var count = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         if let allowed = affinityCPUCount() { count = min(count, allowed) }
         if let quota = cgroupCPUQuota() { count = min(count, max(1, Int(quota.rounded(.up)))) }
         return count
-    }
+    }()
 
     /// CPUs in this process's affinity mask, nil when it cannot be read: the `Cpus_allowed`
     /// line of /proc/self/status (`sched_getaffinity`'s mask as hexadecimal words separated

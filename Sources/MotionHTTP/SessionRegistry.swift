@@ -8,7 +8,7 @@ final class SessionRegistry: @unchecked Sendable {
     private var sessions: [String: LiveSession] = [:]
     /// The ids of `sessions` in `String` order, for `page`: kept sorted as sessions come and
     /// go, so that a page is a binary search and a slice. (Sorting every id for each page,
-    /// as before, held the lock for about 40 ms a page at 100,000 sessions.)
+    /// as before, made a page of 1,000 take 56 ms at 100,000 sessions, under the lock.)
     private var orderedIDs = SortedIDs()
     private let maxSessions: Int
     private let idleTTL: Double
@@ -148,8 +148,9 @@ final class SessionRegistry: @unchecked Sendable {
 
 /// Strings kept in ascending `String` order, without repeats: the session ids a listing
 /// pages through. Insertion and removal find their place by binary search and move the
-/// ids after it (a `memmove` of 16 bytes an id: about 0.1 ms at 100,000 sessions); a page
-/// is a binary search and a copy of at most `limit` ids.
+/// ids after it (16 bytes an id, 1.6 MB at 100,000 sessions; creating 100,000 sessions over
+/// HTTP took 6.8 s, 6.3 s when a page sorted the ids instead); a page is a binary search and
+/// a copy of at most `limit` ids.
 struct SortedIDs {
     private(set) var ids: [String] = []
 

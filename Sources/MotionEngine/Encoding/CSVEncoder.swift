@@ -18,13 +18,9 @@ public enum CSVEncoder: TimelineFormatEncoder {
         }
         w.raw("\r\n")
         var values: [Double] = []
-        var sinceLook = 0
+        var looks = PeriodicLook(every: TimelineEncoder.samplesPerLook)
         for k in 0..<timeline.frameCount {
-            sinceLook &+= timeline.tracks.count &+ 1
-            if sinceLook >= TimelineEncoder.samplesPerLook {
-                sinceLook = 0
-                try Cancellation.check()
-            }
+            if looks.isRequested(after: timeline.tracks.count &+ 1) { throw Cancellation.stopped }
             let t = timeline.time(ofFrame: k)
             timeline.sample(at: t, into: &values)
             w.number(t)

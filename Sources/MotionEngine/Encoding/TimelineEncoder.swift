@@ -72,13 +72,10 @@ public enum TimelineEncoder: TimelineFormatEncoder {
         case .frames:
             w.raw(",\"frames\":[")
             var values: [Double] = []
-            var sinceLook = 0
+            var looks = PeriodicLook(every: samplesPerLook)
             for k in 0..<timeline.frameCount {
-                sinceLook &+= timeline.tracks.count &+ 1
-                if sinceLook >= samplesPerLook {
-                    sinceLook = 0
-                    if Cancellation.isRequested { break }  // cut short: thrown away (`encode(timeline:)`)
-                }
+                // Cut short when cancelled: thrown away (`encode(timeline:)`).
+                if looks.isRequested(after: timeline.tracks.count &+ 1) { break }
                 if k > 0 { w.byte(UInt8(ascii: ",")) }
                 let t = timeline.time(ofFrame: k)
                 timeline.sample(at: t, into: &values)

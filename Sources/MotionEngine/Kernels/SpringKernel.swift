@@ -377,8 +377,9 @@ public enum SpringSettling {
         var bounds: [(index: Int, time: Double)] = []
         bounds.reserveCapacity(springs.count)
         let cap = 4 * Swift.max(maxRestTime, grid)
+        var looks = PeriodicLook(every: springsPerLook)
         for (index, spring) in springs.enumerated() {
-            if cancellable, index % springsPerLook == springsPerLook - 1, Cancellation.isRequested { throw .cancelled }
+            if cancellable, looks.isRequested(after: 1) { throw .cancelled }
             let envelopes = Envelopes(spring)
             guard envelopes.isFinite else { throw .exceedsLimit(maxRestTime) }
             let time = try guaranteeTime(envelopes, restDelta: restDelta, restSpeed: restSpeed, cap: cap)
@@ -387,8 +388,9 @@ public enum SpringSettling {
         bounds.sort { $0.time > $1.time }
 
         var rest = 0  // grid index of the rest time: one past the last violation
-        for (position, bound) in bounds.enumerated() {
-            if cancellable, position % springsPerLook == springsPerLook - 1, Cancellation.isRequested { throw .cancelled }
+        looks = PeriodicLook(every: springsPerLook)  // each pass looks after its own 256
+        for bound in bounds {
+            if cancellable, looks.isRequested(after: 1) { throw .cancelled }
             let spring = springs[bound.index]
             let envelopes = Envelopes(spring)
             var k = Int((bound.time / grid).rounded(.up)) + 1
