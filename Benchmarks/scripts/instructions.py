@@ -7,7 +7,8 @@ LOW requests and once HIGH requests on one keep-alive connection, then SIGTERM. 
 shutdown cost the same in both runs, so (I_HIGH − I_LOW) / (HIGH − LOW) is the cost of one
 request. The requests are distinct documents (a different `to` each), so nothing is cached.
 
-Servers measured side by side:
+Servers measured side by side (each also with its access log on: motion-server at its default
+level writing text lines to a file, nginx with `access_log`):
   motion-server   the small document (one tween, 61 samples): the whole request;
   mhd_minimal     libmicrohttpd answering the same bytes from one persistent response (the floor
                   for a libmicrohttpd server; Benchmarks/c/mhd_minimal.c);
@@ -120,11 +121,13 @@ def per_request(make_command, make_bodies, low, high, workdir):
     return (total_high - total_low) / (high - low), (memset_high - memset_low) / (high - low)
 
 
-def nginx_command(workdir, body_bytes):
+def nginx_command(workdir, body_bytes, access_log=False):
     www = pathlib.Path(workdir, "www/v1")
     www.mkdir(parents=True, exist_ok=True)
     (www / "timelines").write_bytes(body_bytes)
     pathlib.Path(workdir, "tmp").mkdir(exist_ok=True)
+
+    log = f"{workdir}/nginx-access.log" if access_log else "off"
 
     def command(port):
         conf = pathlib.Path(workdir, f"nginx.{port}.conf")
@@ -133,7 +136,7 @@ worker_processes 1; daemon off; master_process off; pid {workdir}/nginx.{port}.p
 error_log {workdir}/error.log warn;
 events {{ worker_connections 64; }}
 http {{
-  access_log off; server_tokens off; sendfile on; etag off;
+  access_log {log}; server_tokens off; sendfile on; etag off;
   keepalive_requests 1000000; open_file_cache max=16;
   client_body_temp_path {workdir}/tmp/body; proxy_temp_path {workdir}/tmp/proxy;
   fastcgi_temp_path {workdir}/tmp/fastcgi; uwsgi_temp_path {workdir}/tmp/uwsgi; scgi_temp_path {workdir}/tmp/scgi;
@@ -164,6 +167,11 @@ def main():
     def motion(port):
         return [server, "--host", "127.0.0.1", "--port", str(port), "--log-level", "error", "--threads", "1", "--compute-threads", "1"]
 
+    def motion_logging(port):
+        # The default level (info): an access line a request, to a file.
+        return [server, "--host", "127.0.0.1", "--port", str(port), "--log-file", os.path.join(workdir, "access.log"),
+                "--threads", "1", "--compute-threads", "1"]
+
     small = lambda n: [SMALL % (320 + i) for i in range(n)]
     # The bytes the static servers answer: motion-server's own answer to the small document.
     probe_port = free_port()
@@ -184,6 +192,9 @@ def main():
     figures["mhd_minimal"] = per_request(lambda port: [os.path.abspath(args.minimal), str(port), answer_file, "65536"],
                                          small, args.low, args.high, workdir)
     figures["nginx"] = per_request(nginx_command(workdir, answer), small, args.low, args.high, workdir)
+    # With each server's access log on (motion-server's default; nginx's `access_log`).
+    figures["motion-server, access log"] = per_request(motion_logging, small, args.low, args.high, workdir)
+    figures["nginx, access log"] = per_request(nginx_command(workdir, answer, access_log=True), small, args.low, args.high, workdir)
     wide = lambda n: [wide_document(i) for i in range(n)]
     wide_low, wide_high = max(1, args.low // 50), max(2, args.high // 50)
     figures["motion-server per sample (100 tracks x 601 frames)"] = \
@@ -199,6 +210,12 @@ def main():
     for name in ("motion-server", "mhd_minimal", "nginx"):
         total, memset = figures[name]
         print(f"| {name} | {total:,.0f} | {memset:,.0f} | {total - memset:,.0f} | {(total - memset) / floor:.2f}× |")
+    print("\nWith the access log on (motion-server's default level, text lines to a file; nginx's `access_log`):\n")
+    print("| server | instructions / request | without memset | the access log's share |")
+    print("|---|---|---|---|")
+    for name in ("motion-server", "nginx"):
+        (total, memset), (quiet, _) = figures[f"{name}, access log"], figures[name]
+        print(f"| {name} | {total:,.0f} | {total - memset:,.0f} | {total - quiet:,.0f} |")
     per_sample = figures["motion-server per sample (100 tracks x 601 frames)"][0]
     print(f"\nmotion-server, 100 tracks × 601 frames: {per_sample:,.0f} instructions per sample "
           f"(the whole request ÷ 60,100 samples: parse, compile, sample, encode, HTTP).")

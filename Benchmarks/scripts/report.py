@@ -496,6 +496,16 @@ def main():
             total, memset = figures[name]
             out.append(f"| {name} | {total:,.0f} | {memset:,.0f} | {total - memset:,.0f} | {(total - memset) / floor:.2f}× |")
         out.append("")
+        if "motion-server, access log" in figures:
+            out.append("With each server's access log on (motion-server at its default level, `info`, writing text lines "
+                       "to a file; nginx with `access_log`); the figures above are with it off:")
+            out.append("")
+            out.append("| server | instructions / request | without memset | the access log's share |")
+            out.append("|---|---|---|---|")
+            for name in ("motion-server", "nginx"):
+                (total, memset), (quiet, _) = figures[f"{name}, access log"], figures[name]
+                out.append(f"| {name} | {total:,.0f} | {total - memset:,.0f} | {total - quiet:,.0f} |")
+            out.append("")
         per_sample = figures["motion-server per sample (100 tracks x 601 frames)"][0]
         out.append(f"motion-server with 100 tracks × 601 frames: **{per_sample:,.0f} instructions per sample** (the whole "
                    "request ÷ 60,100 samples: parse, compile, sample, encode, HTTP).")

@@ -55,6 +55,7 @@ final class HTTPDaemon: @unchecked Sendable {
         self.pacer = pacer
         self.metrics = metrics
         self.logger = logger
+        accessLog = logger.handler as? LineLogHandler
         self.state = state
         self.compute = ComputePool(threads: configuration.computeThreads, maxQueued: configuration.maxQueuedComputations)
         self.connectionGuard = ConnectionGuard(headerTimeout: configuration.headerTimeout, minBodyRate: Double(configuration.minBodyRate)) {
@@ -150,7 +151,14 @@ final class HTTPDaemon: @unchecked Sendable {
             context.arrivedWhileDraining = state?.isDraining ?? false
             context.fields = Self.fields(connection)
             context.requestID = RequestID.accept(context.header(.requestID))
-            if logger.logLevel <= .info { context.client = Self.clientAddress(cmhd_connection_fd(connection)) }
+            if logger.logLevel <= .info {
+                if let known = context.track?.clientAddress {
+                    context.client = known
+                } else {
+                    context.client = Self.clientAddress(cmhd_connection_fd(connection))
+                    context.track?.clientAddress = context.client
+                }
+            }
             counters.lock.withLock { counters.inFlight += 1 }
             context.counted = true
             context.bodyCounters = counters
@@ -380,14 +388,21 @@ final class HTTPDaemon: @unchecked Sendable {
     private func logAccess(_ context: RequestContext) {
         guard logger.logLevel <= .info else { return }
         let seconds = Double(MonotonicClock.now() - context.started) / 1e9
-        let bytes = context.stream?.bytesSent ?? context.bytes
-        logger.info("request", metadata: [
-            "requestId": .string(context.requestID), "method": .string(context.method),
-            "path": .string(String(context.url.prefix(Self.loggedPathLength))), "status": .stringConvertible(context.status),
-            "bytes": .stringConvertible(bytes), "duration": .stringConvertible((seconds * 1e6).rounded() / 1e6),
-            "client": .string(context.client),
-        ])
+        // A path of at most `loggedPathLength` bytes has at most as many characters: no copy.
+        let path = context.url.utf8.count <= Self.loggedPathLength ? context.url : String(context.url.prefix(Self.loggedPathLength))
+        let record = AccessRecord(requestID: context.requestID, method: context.method, path: path,
+                                  status: context.status, bytes: context.stream?.bytesSent ?? context.bytes,
+                                  duration: (seconds * 1e6).rounded() / 1e6, client: context.client)
+        if let accessLog {
+            accessLog.logAccess(record)
+        } else {
+            logger.info("request", metadata: record.metadata)
+        }
     }
+
+    /// The logger's handler when it is the server's own (`LineLogHandler`), which writes
+    /// access lines without swift-log's metadata dictionary (`LineLogHandler.logAccess`).
+    private let accessLog: LineLogHandler?
 
     /// Longest path written to the access log (paths can be up to the 64 KiB request head).
     static let loggedPathLength = 512

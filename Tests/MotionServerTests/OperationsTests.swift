@@ -56,6 +56,87 @@ final class LineLogHandlerTests: XCTestCase {
         XCTAssertTrue(line.hasSuffix(" warning drain timeout open-streams=3 why=\"two words\"\n"), line)
     }
 
+    /// The access line written without swift-log (`logAccess`) is byte for byte the line
+    /// `log(event:)` writes for the same fields: random records (values with spaces, quotes,
+    /// `=`, backslashes, line breaks of every kind, non-ASCII, empty), both formats, and
+    /// handler metadata before, between, after and colliding with the record's keys.
+    func testAccessLineIsTheGenericLineByteForByte() {
+        var random = SystemRandomNumberGenerator()
+        let pieces = ["a", "/v1/timelines", " ", "\"", "=", "\\", "\n", "\r\n", "\r", "\t", "\u{0B}", "\u{0C}", "é",
+                      "\u{85}", "\u{2028}", "\u{2029}", "😀", "?x=1&y=2", "127.0.0.1:5000", "[::1]:80", "~", "\u{1}"]
+        func text() -> String {
+            (0..<Int.random(in: 0...4, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+        }
+        func duration() -> Double {
+            switch Int.random(in: 0...4, using: &random) {
+            case 0: return Double(Int.random(in: 0...100, using: &random))
+            case 1: return (Double.random(in: 0...1e-4, using: &random) * 1e6).rounded() / 1e6
+            case 2: return (Double.random(in: 0...10, using: &random) * 1e6).rounded() / 1e6
+            case 3: return Double.random(in: 1e15...1e20, using: &random)
+            default: return Double(bitPattern: UInt64.random(in: 0..<0x7FF0_0000_0000_0000, using: &random))
+            }
+        }
+        let ownMetadata: [Logger.Metadata] = [
+            [:], ["instance": "r1"], ["a": "two words", "status": "shadowed", "time": "t", "zz": .stringConvertible(3)],
+            ["bytesx": "1", "client": "own", "list": .array(["x", .stringConvertible(2.5)]), "q": .dictionary(["k": "v w"])],
+        ]
+        let time = "2026-11-28T21:00:00.123Z"
+        for format in LineLogHandler.Format.allCases {
+            for metadata in ownMetadata {
+                var handler = LineLogHandler(label: "motion-server", format: format, output: LogOutput(capture: { _ in }))
+                for (key, value) in metadata { handler[metadataKey: key] = value }
+                for _ in 0..<2_000 {
+                    let record = AccessRecord(requestID: text(), method: text(), path: text(),
+                                              status: Int.random(in: -1_000...1_000, using: &random),
+                                              bytes: Int.random(in: 0...Int.max, using: &random), duration: duration(), client: text())
+                    let merged = handler.metadata.merging(record.metadata) { _, new in new }
+                    let expected = format == .json
+                        ? LineLogHandler.jsonLine(time: time, level: .info, label: "motion-server", message: "request", metadata: merged)
+                        : LineLogHandler.textLine(time: time, level: .info, message: "request", metadata: merged)
+                    let line = handler.accessLine(time: time, record)
+                    if line != expected {
+                        XCTFail("\(format) \(metadata):\n\(String(decoding: line, as: UTF8.self))\(String(decoding: expected, as: UTF8.self))")
+                        return
+                    }
+                }
+            }
+        }
+    }
+
+    /// The timestamp written from the day number is `gmtime_r`'s date and time, over random
+    /// instants from 1970 to 9999 and the days around leap years and centuries.
+    func testTimestampIsGmtimes() {
+        func reference(_ seconds: Int64, _ milliseconds: Int) -> String {
+            var t = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&t, &parts)
+            return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                          parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds)
+        }
+        var instants: [Int64] = [0, 59, 86_399, 86_400, 951_782_400, 951_868_799, 951_868_800, 4_107_456_000, 4_107_542_400,
+                                 1_796_083_200, 253_402_300_799]
+        for year in [1972, 2000, 2024, 2100, 2400] {
+            // The last second of February and the first of March in a leap year (or not).
+            var parts = tm()
+            parts.tm_year = Int32(year - 1900); parts.tm_mon = 2; parts.tm_mday = 1
+            let march = Int64(timegm(&parts))
+            instants += [march - 1, march, march - 86_400]
+        }
+        var random = SystemRandomNumberGenerator()
+        instants += (0..<200_000).map { _ in Int64.random(in: 0...253_402_300_799, using: &random) }
+        for seconds in instants {
+            let milliseconds = Int.random(in: 0...999, using: &random)
+            var bytes: [UInt8] = []
+            LineLogHandler.appendTimestamp(seconds: seconds, milliseconds: milliseconds, to: &bytes)
+            let text = String(decoding: bytes, as: UTF8.self)
+            if text != reference(seconds, milliseconds) {
+                XCTFail("\(seconds): \(text), gmtime_r says \(reference(seconds, milliseconds))")
+                return
+            }
+        }
+        XCTAssertEqual(LineLogHandler.timestamp().utf8.count, LineLogHandler.timestampBytes)
+    }
+
     func testRequestIDValidation() {
         XCTAssertTrue(RequestID.isValid("abc-123_x.y:z"))
         XCTAssertFalse(RequestID.isValid(""))

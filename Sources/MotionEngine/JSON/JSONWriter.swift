@@ -37,6 +37,13 @@ public struct JSONWriter: Sendable {
         appendFormatted { Self.write(value, to: $0) }
     }
 
+    /// Appends `value`'s `description` text (`1.0`, `0.25`, `1e-05`; finite values only),
+    /// without making a `String`: for text log lines, which have always written numbers so.
+    public mutating func descriptionText(_ value: Double) {
+        precondition(value.isFinite, "descriptionText is for finite numbers")
+        appendFormatted { ShortestDouble.write(value, to: $0) }
+    }
+
     /// The longest text `number` writes: `-2.2250738585072014e-308` (`null` and integers
     /// below 10^15 are shorter).
     public static let maxNumberBytes = ShortestDouble.maxBytes
