@@ -141,6 +141,64 @@ final class KeyframeTests: XCTestCase {
         assertValues(timeline.values(of: "x"), [0, 50, 100])
     }
 
+    /// Random values: equal shape signatures exactly when the numeric leaves have the same
+    /// paths in the same order (a path step an object key or an array index, told apart);
+    /// `numbers(of:)` is `leaves(of:)`'s values; `isPlainValue` is true exactly when
+    /// `checkValueType` reports nothing.
+    func testShapeSignaturesNumbersAndPlainValues() {
+        var random = SystemRandomNumberGenerator()
+        let keys = ["a", "b", "0", "1", "a.b", "a|b", "é", ""]
+        func value(_ depth: Int) -> JSON {
+            switch Int.random(in: 0...(depth > 2 ? 1 : 5), using: &random) {
+            case 0: return .number(Double(Int.random(in: -3...3, using: &random)))
+            case 1: return Int.random(in: 0...20, using: &random) == 0 ? .bool(true) : .number(1e16 * Double(Int.random(in: 0...1, using: &random)))
+            case 2: return .string(["#fff", "nope"].randomElement(using: &random)!)
+            case 3, 4: return .array((0..<Int.random(in: 0...3, using: &random)).map { _ in value(depth + 1) })
+            default:
+                var object = JSONObject()
+                for key in keys.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)) { object[key] = value(depth + 1) }
+                return .object(object)
+            }
+        }
+        enum Step: Equatable { case key(String), index(Int) }
+        func typedPaths(_ value: JSON, _ prefix: [Step] = []) -> [[Step]] {
+            switch value {
+            case .number: return [prefix]
+            case .object(let object): return object.pairs.flatMap { typedPaths($0.value, prefix + [.key($0.key)]) }
+            case .array(let items): return items.enumerated().flatMap { typedPaths($1, prefix + [.index($0)]) }
+            default: return []
+            }
+        }
+        let decoder = DocumentDecoder()
+        var values = (0..<3_000).map { _ in value(0) }
+        values += [.array([.number(1)]), .object(JSONObject([("0", .number(2))])), .object(JSONObject([("a.b", .number(1))])),
+                   .object(JSONObject([("a", .object(JSONObject([("b", .number(1))])))])), .string("#000")]
+        var equalPairs = 0
+        var a: [UInt8] = [], b: [UInt8] = []
+        for (i, x) in values.enumerated() {
+            XCTAssertEqual(ValueShape.numbers(of: x), ValueShape.leaves(of: x).map(\.value))
+            let diagnostics = Diagnostics()
+            decoder.checkValueType(x, at: "/v", diagnostics)
+            XCTAssertEqual(decoder.isPlainValue(x), diagnostics.count == 0, "\(x)")
+            ValueShape.signature(of: x, into: &a)
+            for y in values[max(0, i - 40)...i] {
+                ValueShape.signature(of: y, into: &b)
+                let same: Bool
+                switch (x, y) {
+                case (.string, .string): same = true
+                case (.string, _), (_, .string): same = false
+                default: same = typedPaths(x) == typedPaths(y)
+                }
+                XCTAssertEqual(a == b, same, "\(x) vs \(y)")
+                if same { equalPairs += 1 }
+            }
+        }
+        XCTAssertGreaterThan(equalPairs, values.count, "values of the same shape were compared too")
+        ValueShape.signature(of: values[values.count - 5], into: &a)
+        ValueShape.signature(of: values[values.count - 4], into: &b)
+        XCTAssertNotEqual(a, b, "[1] and {\"0\": 2}")
+    }
+
     func testKeyframeProblems() {
         func check(_ property: String, _ pointer: String, _ status: Int, _ text: String, file: StaticString = #filePath, line: UInt = #line) {
             let error = problems(##"{"target":{"x":0,"c":"#000"},"motion":{"type":"tween","duration":1,"properties":[\##(property)]}}"##, file: file, line: line)
@@ -154,6 +212,13 @@ final class KeyframeTests: XCTestCase {
         check(#"{"path":"x","keyframes":[0,null,1]}"#, "\(p)/keyframes/1", 400, "only the first")
         check(#"{"path":"x","keyframes":[0,{"a":1}]}"#, "\(p)/keyframes/1", 422, "different shape")
         check(##"{"path":"c","keyframes":["#fff",1]}"##, "\(p)/keyframes/1", 422, "different shape")
+        // A key "0" is not an index, nor "a.b" the path a, b (their joined names were equal).
+        check(#"{"path":"x","keyframes":[[1],{"0":2}]}"#, "\(p)/keyframes/1", 422, "different shape")
+        check(#"{"path":"x","keyframes":[{"a.b":1},{"a":{"b":2}}]}"#, "\(p)/keyframes/1", 422, "different shape")
+        check(#"{"path":"x","keyframes":[{"a":1,"b":2},{"b":1,"a":2}]}"#, "\(p)/keyframes/1", 422, "different shape")
+        // A member's problem names the member.
+        check(#"{"path":"x","keyframes":[[1,2],[3,true]]}"#, "\(p)/keyframes/1/1", 400, "must be a number")
+        check(#"{"path":"x","keyframes":[{"a":1},{"a":1e16}]}"#, "\(p)/keyframes/1/a", 422, "within ±1e15")
         check(#"{"path":"x","keyframes":[0,1],"to":2}"#, "\(p)/to", 422, "replaces")
         check(#"{"path":"x","keyframes":[0,1,2],"offsets":[0,1]}"#, "\(p)/offsets", 422, "one offset per keyframe")
         check(#"{"path":"x","keyframes":[0,1,2],"offsets":[0.1,0.5,1]}"#, "\(p)/offsets", 422, "start at 0")

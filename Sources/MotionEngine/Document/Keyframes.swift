@@ -41,38 +41,38 @@ extension DocumentDecoder {
             return nil
         }
         var values: [JSON?] = []
+        values.reserveCapacity(items.count)
         var valid = true
-        var shape: (index: Int, kind: String)?
+        // The first keyframe with a value, and its shape (`ValueShape.signature`); the
+        // pointer of a keyframe is made only for a problem.
+        var shape: (index: Int, signature: [UInt8])?
+        var signature: [UInt8] = []
         for (index, item) in items.enumerated() {
-            let itemPointer = JSONPointer.appending(pointer, index)
             if case .null = item {
                 if index == 0 {
                     values.append(nil)
                     continue
                 }
-                diagnostics.malformed(itemPointer, "only the first keyframe may be null (the current value)")
+                diagnostics.malformed(JSONPointer.appending(pointer, index), "only the first keyframe may be null (the current value)")
                 valid = false
                 continue
             }
-            let before = diagnostics.count
-            checkValueType(item, at: itemPointer, diagnostics)
-            guard diagnostics.count == before else { valid = false; continue }
-            let kind = Self.shapeKey(item)
-            if let shape, shape.kind != kind {
-                diagnostics.invalid(itemPointer, "has a different shape from keyframe \(shape.index): \(ValueShape.describe(item)) vs \(ValueShape.describe(items[shape.index]))")
+            guard isPlainValue(item) else {
+                checkValueType(item, at: JSONPointer.appending(pointer, index), diagnostics)
+                valid = false
+                continue
+            }
+            ValueShape.signature(of: item, into: &signature)
+            if let shape, shape.signature != signature {
+                diagnostics.invalid(JSONPointer.appending(pointer, index),
+                                    "has a different shape from keyframe \(shape.index): \(ValueShape.describe(item)) vs \(ValueShape.describe(items[shape.index]))")
                 valid = false
             } else if shape == nil {
-                shape = (index, kind)
+                shape = (index, signature)
             }
             values.append(item)
         }
         return valid ? values : nil
-    }
-
-    /// What must agree between keyframes: "colour", or the leaves' relative paths.
-    private static func shapeKey(_ value: JSON) -> String {
-        if case .string = value { return "colour" }
-        return ValueShape.leaves(of: value).map { $0.relative.joined(separator: ".") }.joined(separator: "|") + "#"
     }
 
     /// A tween property's `keyframes`, `offsets` and `easings` (nil when it has no keyframes,

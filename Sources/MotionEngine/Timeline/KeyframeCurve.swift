@@ -18,8 +18,16 @@ public struct KeyframeLeg: Sendable {
     /// The same keyframes travelled from the last to the first; each segment eased by
     /// `easing` when given, else by its own easing in the direction of travel.
     public func reversed(easing: Easing?) -> KeyframeLeg {
-        KeyframeLeg(values: values.reversed(), offsets: offsets.reversed().map { 1 - $0 },
-                    easings: easing.map { [Easing](repeating: $0, count: easings.count) } ?? easings.reversed())
+        let timing = Self.reversedTiming(offsets: offsets, easings: easings, easing: easing)
+        return KeyframeLeg(values: values.reversed(), offsets: timing.offsets, easings: timing.easings)
+    }
+
+    /// The offsets and easings of `reversed(easing:)`, which every leaf of one property
+    /// shares: made once a property rather than once a leaf (a property of 450 numbers
+    /// through 1,000 keyframes spent 57 million instructions reversing the same arrays 450
+    /// times; callgrind, release).
+    static func reversedTiming(offsets: [Double], easings: [Easing], easing: Easing?) -> (offsets: [Double], easings: [Easing]) {
+        (offsets.reversed().map { 1 - $0 }, easing.map { [Easing](repeating: $0, count: easings.count) } ?? easings.reversed())
     }
 
     /// The value at progress u ∈ [0, 1).

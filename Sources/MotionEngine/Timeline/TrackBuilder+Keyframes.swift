@@ -81,7 +81,9 @@ extension TrackBuilder {
                 template = shape
             }
         }
-        for value in keyframes.compactMap({ $0 }) { columns.append(ValueShape.leaves(of: value).map(\.value)) }
+        // The numbers alone: the paths are `shapeLeaves`' (the decoder checked every keyframe
+        // has the same).
+        for case let value? in keyframes { columns.append(ValueShape.numbers(of: value)) }
 
         var result: [KeyframedLeaf] = []
         var outputLeaves: [(relative: [String], track: Int)] = []
@@ -135,13 +137,15 @@ extension TrackBuilder {
         guard let leaves = resolveKeyframes(path: property.path, pointer: property.pointer, values: keyframes.values, at: start),
               charge(leaves.count, weight: max(1, keyframes.values.count - 1), at: property.pointer + "/keyframes") else { return [] }
         let easings = keyframes.easings.map { $0 ?? easing }
+        let back = KeyframeLeg.reversedTiming(offsets: keyframes.offsets, easings: easings, easing: reverseEasing)
         var homeward: [(track: Int, curve: Curve, duration: Double, blending: Blending)] = []
         for item in leaves {
             var values = item.values
             // An additive motion's start is rebased like a tween's `from` (docs/timing-and-events.md).
             values[0] = rebase(item.leaf, blending)
             let forward = KeyframeLeg(values: values, offsets: keyframes.offsets, easings: easings)
-            let reverse = forward.reversed(easing: reverseEasing)
+            // `forward.reversed(easing: reverseEasing)`, with the timing made once.
+            let reverse = KeyframeLeg(values: values.reversed(), offsets: back.offsets, easings: back.easings)
             let curve = KeyframeCurve(forward: forward, reverse: reverse, timing: timing)
             append(.keyframes(curve), to: Leaf(track: item.track, from: values[0], to: values[values.count - 1]), at: start, blending,
                    pointer: property.pointer + "/keyframes")
