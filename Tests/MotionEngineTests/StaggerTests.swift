@@ -90,6 +90,13 @@ final class StaggerTests: XCTestCase {
             """#)
         XCTAssertEqual(timeline.tracks.map(\.path), ["rows.0.cells.0.v", "rows.0.cells.1.v", "rows.1.cells.0.v", "named.zeta.v", "named.alpha.v"])
         XCTAssertEqual(timeline.values(of: "named.alpha.v"), [0, 2])
+        // An index after a `*` names an array's element, or an object's member of that name.
+        let indexed = try compile(#"""
+            {"fps":1,"target":{"grid":[[{"v":0},{"v":0}],{"1":{"v":0}},[{"v":0},{"v":0},{"v":0}]]},
+             "output":{"events":false},
+             "motion":{"type":"tween","duration":1,"properties":[{"path":"grid.*.1.v","to":1}]}}
+            """#)
+        XCTAssertEqual(indexed.tracks.map(\.path), ["grid.0.1.v", "grid.1.1.v", "grid.2.1.v"])
     }
 
     func testWildcardMatchingNothingIsRefusedNamingThePath() {
