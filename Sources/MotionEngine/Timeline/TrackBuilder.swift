@@ -218,6 +218,12 @@ struct TrackBuilder {
 
         let toLeaves = ValueShape.leaves(of: to)
         var fromValues: [Double] = []
+        fromValues.reserveCapacity(toLeaves.count)
+        // Each leaf's name and its value in the target, found once. Without a `from` they are
+        // found for every leaf to read its start, and kept for its track (they were found
+        // again there; a `to` of 200,000 numbers: `resolve` 1,405 → 1,090 million
+        // instructions, callgrind); with a `from`, only for the leaves that get a track.
+        var names: [String] = [], targetValues: [JSON?] = []
         let template: JSON
         if let from {
             let fromLeaves = ValueShape.leaves(of: from)
@@ -228,9 +234,14 @@ struct TrackBuilder {
             fromValues = fromLeaves.map(\.value)
             template = from
         } else {
+            names.reserveCapacity(toLeaves.count)
+            targetValues.reserveCapacity(toLeaves.count)
             for leaf in toLeaves {
                 let leafPath = path.appending(contentsOf: leaf.relative)
-                guard let value = currentValue(leafPath, at: start) else {
+                let name = leafPath.description, targetValue = leafPath.lookup(in: target)
+                names.append(name)
+                targetValues.append(targetValue)
+                guard let value = currentValue(named: name, target: targetValue, at: start) else {
                     let found = path.lookup(in: target)
                     let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
                     diagnostics.invalid(pointer + "/path", "no value at '\(leafPath)' in target, and no 'from'\(detail)")
@@ -256,8 +267,14 @@ struct TrackBuilder {
         for (offset, leaf) in toLeaves.enumerated() {
             let from = fromValues[offset]
             guard isScalar || keepAll || from != leaf.value else { continue }
-            let leafPath = path.appending(contentsOf: leaf.relative)
-            let index = track(for: leafPath.description, base: leafPath.lookup(in: target)?.numberValue ?? from)
+            let name: String, targetValue: JSON?
+            if names.isEmpty {
+                let leafPath = path.appending(contentsOf: leaf.relative)
+                (name, targetValue) = (leafPath.description, leafPath.lookup(in: target))
+            } else {
+                (name, targetValue) = (names[offset], targetValues[offset])
+            }
+            let index = track(for: name, base: targetValue?.numberValue ?? from)
             leaves.append(Leaf(track: index, from: from, to: leaf.value))
             outputLeaves.append((leaf.relative, index))
         }
@@ -369,8 +386,13 @@ struct TrackBuilder {
     /// The current value of a scalar path at time t: its track if a motion already writes
     /// it, else the target's value.
     func currentValue(_ path: PropertyPath, at t: Double) -> Double? {
-        if let index = trackPosition(path.description) { return tracks[index].value(at: t) }
-        return path.lookup(in: target)?.numberValue
+        currentValue(named: path.description, target: path.lookup(in: target), at: t)
+    }
+
+    /// `currentValue` of a path given by its name and its value in the target.
+    func currentValue(named name: String, target value: @autoclosure () -> JSON?, at t: Double) -> Double? {
+        if let index = trackPosition(name) { return tracks[index].value(at: t) }
+        return value()?.numberValue
     }
 
     /// The current colour at `path`: rendered from its tracks, else parsed from the target.
