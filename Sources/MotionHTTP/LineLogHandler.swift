@@ -110,13 +110,24 @@ struct LineLogHandler: LogHandler {
         w.raw(",\"message\":")
         w.string(message)
         // Sorted, so that a line's layout does not depend on the dictionary's order.
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { appendField(key, value, json: true, to: &w) }
+        w.raw("}\n")
+        return w.bytes
+    }
+
+    /// One metadata field of a line: `,"key":value` in JSON (a key that would collide with a
+    /// fixed field as `metadata.KEY`), ` key=value` in text (`appendTextValue`).
+    static func appendField(_ key: String, _ value: Logger.Metadata.Value, json: Bool, to w: inout JSONWriter) {
+        if json {
             w.byte(UInt8(ascii: ","))
             w.key(reservedKeys.contains(key) ? "metadata.\(key)" : key)
             write(value, to: &w)
+        } else {
+            w.byte(UInt8(ascii: " "))
+            w.bytes.append(contentsOf: key.utf8)
+            w.byte(UInt8(ascii: "="))
+            appendTextValue(value.description, to: &w.bytes)
         }
-        w.raw("}\n")
-        return w.bytes
     }
 
     private static func write(_ value: Logger.Metadata.Value, to w: inout JSONWriter) {
@@ -153,13 +164,15 @@ struct LineLogHandler: LogHandler {
 
     /// `TIME LEVEL MESSAGE key=value …`; values with spaces, quotes or `=` are quoted.
     static func textLine(time: String, level: Logger.Level, message: String, metadata: Logger.Metadata) -> [UInt8] {
-        var text = "\(time) \(level.rawValue) \(message)"
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
-            let plain = value.description
-            let quoted = plain.isEmpty || plain.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline })
-            text += " \(key)=" + (quoted ? "\"\(plain.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n"))\"" : plain)
-        }
-        return Array((text + "\n").utf8)
+        var w = JSONWriter(capacity: 256)
+        w.bytes.append(contentsOf: time.utf8)
+        w.byte(UInt8(ascii: " "))
+        w.bytes.append(contentsOf: level.rawValue.utf8)
+        w.byte(UInt8(ascii: " "))
+        w.bytes.append(contentsOf: message.utf8)
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { appendField(key, value, json: false, to: &w) }
+        w.byte(UInt8(ascii: "\n"))
+        return w.bytes
     }
 
     /// UTC wall time with milliseconds, RFC 3339: `2026-11-25T16:00:00.123Z`.
@@ -273,7 +286,7 @@ extension LineLogHandler {
             while let first = own.first, first.key <= name {
                 own = own.dropFirst()
                 if first.key == name { continue }
-                field(first.key, first.value, &w)
+                Self.appendField(first.key, first.value, json: json, to: &w)
             }
         }
         ownBefore("bytes"); accessField("bytes", .integer(record.bytes), &w)
@@ -283,7 +296,7 @@ extension LineLogHandler {
         ownBefore("path"); accessField("path", .text(record.path), &w)
         ownBefore("requestId"); accessField("requestId", .text(record.requestID), &w)
         ownBefore("status"); accessField("status", .integer(record.status), &w)
-        for (key, value) in own { field(key, value, &w) }
+        for (key, value) in own { Self.appendField(key, value, json: json, to: &w) }
         if json { w.raw("}\n") } else { w.byte(UInt8(ascii: "\n")) }
         return w.bytes
     }
@@ -294,9 +307,8 @@ extension LineLogHandler {
 
     private func accessField(_ key: StaticString, _ value: AccessValue, _ w: inout JSONWriter) {
         if format == .json {
-            w.byte(UInt8(ascii: ","))
-            w.byte(UInt8(ascii: "\""))
-            w.bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            w.raw(",\"")
+            w.raw(key)
             w.raw("\":")
             switch value {
             case .text(let text): w.string(text)
@@ -305,7 +317,7 @@ extension LineLogHandler {
             }
         } else {
             w.byte(UInt8(ascii: " "))
-            w.bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            w.raw(key)
             w.byte(UInt8(ascii: "="))
             switch value {
             case .text(let text): Self.appendTextValue(text, to: &w.bytes)
@@ -315,22 +327,8 @@ extension LineLogHandler {
         }
     }
 
-    /// One of the handler's own metadata fields, as `jsonLine`/`textLine` write it.
-    private func field(_ key: String, _ value: Logger.Metadata.Value, _ w: inout JSONWriter) {
-        if format == .json {
-            w.byte(UInt8(ascii: ","))
-            w.key(Self.reservedKeys.contains(key) ? "metadata.\(key)" : key)
-            Self.write(value, to: &w)
-        } else {
-            w.byte(UInt8(ascii: " "))
-            w.bytes.append(contentsOf: key.utf8)
-            w.byte(UInt8(ascii: "="))
-            Self.appendTextValue(value.description, to: &w.bytes)
-        }
-    }
-
-    /// `text` as `textLine` writes a value: bare, or in quotes with `\\`, `\"` and `\n`
-    /// escaped when it is empty or holds a space, a quote, `=` or a line break.
+    /// A value of a text line: bare, or in quotes with `\\`, `\"` and `\n` escaped when it is
+    /// empty or holds a space, a quote, `=` or a line break (`Character.isNewline`).
     static func appendTextValue(_ text: String, to bytes: inout [UInt8]) {
         var text = text
         text.withUTF8 { utf8 in

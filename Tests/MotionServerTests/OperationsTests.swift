@@ -103,6 +103,29 @@ final class LineLogHandlerTests: XCTestCase {
         }
     }
 
+    /// A text line's value is quoted and escaped by the rule text lines have always followed
+    /// (written here with `String` and Foundation, as the handler once did): quoted when empty
+    /// or holding a space, a quote, `=` or a `Character.isNewline` break; then `\\`, `\"` and
+    /// `\n` escaped. Random strings of the awkward pieces, and each piece alone.
+    func testTextValuesAreQuotedByTheRule() {
+        func reference(_ plain: String) -> String {
+            let quoted = plain.isEmpty || plain.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline })
+            guard quoted else { return plain }
+            return "\"" + plain.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: "\\n") + "\""
+        }
+        let pieces = ["a", "/v1/x", " ", "\"", "=", "\\", "\n", "\r\n", "\r", "\t", "\u{0B}", "\u{0C}", "é", "\u{85}",
+                      "\u{2028}", "\u{2029}", "😀", "?x=1&y=2", "[::1]:80", "\u{1}", "\u{C2}", "\u{E2}"]
+        var random = SystemRandomNumberGenerator()
+        var texts = pieces + [""]
+        texts += (0..<20_000).map { _ in (0..<Int.random(in: 1...5, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        for text in texts {
+            var bytes: [UInt8] = []
+            LineLogHandler.appendTextValue(text, to: &bytes)
+            XCTAssertEqual(String(decoding: bytes, as: UTF8.self), reference(text), "\(Array(text.unicodeScalars))")
+        }
+    }
+
     /// The timestamp written from the day number is `gmtime_r`'s date and time, over random
     /// instants from 1970 to 9999 and the days around leap years and centuries.
     func testTimestampIsGmtimes() {

@@ -533,8 +533,9 @@ public struct DocumentDecoder: Sendable {
         }
     }
 
-    /// Reports every problem `checkValueType` names, each at its member's pointer.
-    private func reportValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
+    /// Reports every problem `checkValueType` names, each at its member's pointer (for a
+    /// value `isPlainValue` found wrong).
+    func reportValueType(_ value: JSON, at pointer: String, _ diagnostics: Diagnostics) {
         switch value {
         case .number(let n):
             if abs(n) > ObjectReader.maximumMagnitude {

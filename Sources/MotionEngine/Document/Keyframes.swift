@@ -58,7 +58,7 @@ extension DocumentDecoder {
                 continue
             }
             guard isPlainValue(item) else {
-                checkValueType(item, at: JSONPointer.appending(pointer, index), diagnostics)
+                reportValueType(item, at: JSONPointer.appending(pointer, index), diagnostics)
                 valid = false
                 continue
             }
