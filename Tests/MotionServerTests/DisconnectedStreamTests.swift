@@ -243,18 +243,24 @@ final class DisconnectedStreamTests: ServerTestCase {
     func testAStreamWhoseClientResetWhileItWasMadeIsFreed() throws {
         let server = try startServer(["--compute-threads", "1", "--max-streams", "1", "--inline-max-body-bytes", "0"])
         let onPool = "motion_computations_total{thread=\"compute\"}"
-        // How long the stream takes to make, from the start of its computation to its head.
-        let timed = try server.client()
-        try timed.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")],
-                              body: Array(Self.slowToCompile.utf8))
-        XCTAssertEqual(try wait(seconds: 10, for: 1) { try metric(server, onPool) }.value, 1, "the computation did not start")
-        let began = monotonicSeconds()
-        XCTAssertEqual(try timed.readResponseHead().status, 200)
-        let making = monotonicSeconds() - began
-        timed.close()
-        XCTAssertEqual(try wait(seconds: 10, for: 0) { try openStreams(server) }.value, 0)
+        // How long the stream takes to make, from the start of its computation to its head:
+        // the shortest of three (the first, cold, ran up to a tenth longer, and leaving at
+        // its 98 % could still be before the charge).
+        var making = Double.infinity
+        for run in 1...3 {
+            let timed = try server.client()
+            try timed.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")],
+                                  body: Array(Self.slowToCompile.utf8))
+            XCTAssertEqual(try wait(seconds: 10, for: Double(run)) { try metric(server, onPool) }.value, Double(run),
+                           "the computation did not start")
+            let began = monotonicSeconds()
+            XCTAssertEqual(try timed.readResponseHead().status, 200)
+            making = min(making, monotonicSeconds() - began)
+            timed.close()
+            XCTAssertEqual(try wait(seconds: 10, for: 0) { try openStreams(server) }.value, 0)
+        }
         var made = 0
-        for fraction in [0.6, 0.8, 0.88, 0.94, 0.98] {
+        for fraction in [0.6, 0.8, 0.88, 0.94, 0.97, 0.99] {
             let cancelledBefore = try metric(server, "motion_computations_cancelled_total")
             let computedBefore = try metric(server, onPool)
             let client = try server.client()
@@ -285,8 +291,9 @@ final class DisconnectedStreamTests: ServerTestCase {
         assertHealthy(server)
     }
 
-    /// A stream of an array of 450 numbers through 1,000 tween keyframes: about 0.8 s of
-    /// compiling (debug build) before its first frame, 903 KB. One property: charged once,
+    /// A stream of an array of 450 numbers through 1,000 tween keyframes: about 0.45 s from
+    /// the start of its computation to its head (debug build; 0.8 s before keyframes were
+    /// decoded and built without a `String` per number), 903 KB. One property: charged once,
     /// early, then built whole (tween keyframes have no look of their own), so a cancellation
     /// after the charge does not stop it (`Cancellation`) and the stream is made. (Spring
     /// keyframes, used here before, now look for a cancellation before each target.)
