@@ -260,7 +260,9 @@ final class DisconnectedStreamTests: ServerTestCase {
             XCTAssertEqual(try wait(seconds: 10, for: 0) { try openStreams(server) }.value, 0)
         }
         var made = 0
-        for fraction in [0.6, 0.8, 0.88, 0.94, 0.97, 0.99] {
+        // Where the charge falls moves from run to run by more than the last few percent, so
+        // the late fractions are many, one point apart.
+        for fraction in [0.6, 0.8] + stride(from: 0.85, through: 0.995, by: 0.01) {
             let cancelledBefore = try metric(server, "motion_computations_cancelled_total")
             let computedBefore = try metric(server, onPool)
             let client = try server.client()
