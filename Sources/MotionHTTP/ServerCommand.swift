@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MotionEngine
+import CMicroHTTPD
 
 /// `motion-server`: parses flags (falling back to `MOTION_*` environment variables) and runs
 /// the service until SIGTERM or SIGINT.
@@ -251,6 +252,10 @@ struct ServerCommand: ParsableCommand {
 /// one line on standard error, `motion-server: …`, and exit status 64 (usage) or 1; `--help`
 /// prints the help.
 public func runMotionServer() {
+    // Before any thread starts (`cmhd_disable_fastbins`); an operator's own setting stands.
+    if !(ProcessInfo.processInfo.environment["GLIBC_TUNABLES"] ?? "").contains("mxfast") {
+        _ = cmhd_disable_fastbins()
+    }
     do {
         var command = try ServerCommand.parseAsRoot()
         try command.run()
