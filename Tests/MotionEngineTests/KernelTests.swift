@@ -440,6 +440,62 @@ final class KernelTests: XCTestCase {
         XCTAssertEqual(Int((rest2 * 1000).rounded()), bruteForceRest([crossing], restDelta: 0.01, restSpeed: 100, horizon: rest2 + 5))
     }
 
+    /// `SpringSettling.Memo` answers as settling does, failures included, whatever collides
+    /// in its slots; it answers calls it has seen, not others (a bound, a coefficient, one
+    /// spring more or the order of two differ).
+    func testMemoAnswersAsSettlingDoes() {
+        func outcome(_ springs: [SpringKernel], _ delta: Double, _ maxRest: Double, memo: SpringSettling.Memo?) -> String {
+            do {
+                return "\(try SpringSettling.settle(springs, restDelta: delta, restSpeed: delta, maxRestTime: maxRest, memo: memo))"
+            } catch { return "\(error)" }
+        }
+        var generator = SplitMix64(seed: 14)
+        var calls: [([SpringKernel], Double, Double)] = []
+        for index in 0..<400 {
+            let count = 1 + Int(generator.next() % 3)
+            let ratio = [0.0, 0.2, 0.7, 1.0, 1.6][Int(generator.next() % 5)]
+            let parameters = SpringParameters.response(0.05 + Double(generator.next() % 1000) / 1000, dampingRatio: ratio)
+            let springs = (0..<count).map { _ in
+                SpringKernel(parameters: parameters, from: Double(generator.next() % 5), to: Double(generator.next() % 5),
+                             velocity: Double(generator.next() % 7) - 3)
+            }
+            calls.append((springs, [0.01, 0.001][index % 2], index % 7 == 0 ? 0.5 : SpringSettling.defaultMaxRestTime))
+        }
+        let expected = calls.map { outcome($0.0, $0.1, $0.2, memo: nil) }
+        XCTAssertTrue(expected.contains("neverSettles") && expected.contains { $0.hasPrefix("exceedsLimit") })
+        // Twice through 400 calls in 64 slots: each call at once again (answered from the
+        // memo), the second round after the others have taken its slot (mostly recomputed).
+        let memo = SpringSettling.Memo()
+        for _ in 0..<2 {
+            for (call, answer) in zip(calls, expected) {
+                XCTAssertEqual(outcome(call.0, call.1, call.2, memo: memo), answer)
+                XCTAssertEqual(outcome(call.0, call.1, call.2, memo: memo), answer)
+            }
+        }
+        XCTAssertGreaterThanOrEqual(memo.hits, 2 * calls.count)
+        // A call seen once more is answered from the memo; calls that differ are not.
+        let spring = SpringKernel(parameters: .response(0.3, dampingRatio: 0.5), from: 0, to: 1, velocity: 0)
+        let other = SpringKernel(parameters: .response(0.3, dampingRatio: 0.5), from: 0, to: 1.5, velocity: 0)
+        let fresh = SpringSettling.Memo()
+        let first = outcome([spring, other], 0.01, 3600, memo: fresh)
+        XCTAssertEqual(fresh.hits, 0)
+        XCTAssertEqual(outcome([spring, other], 0.01, 3600, memo: fresh), first)
+        XCTAssertEqual(fresh.hits, 1)
+        for (springs, delta) in [([spring, other], 0.001), ([other, spring], 0.01), ([spring], 0.01), ([spring, other, spring], 0.01)] {
+            XCTAssertEqual(outcome(springs, delta, 3600, memo: fresh), outcome(springs, delta, 3600, memo: nil))
+        }
+        XCTAssertEqual(fresh.hits, 1)
+        // Spring keyframes alternate between a spring and its mirror (coefficients of opposite
+        // signs): both stay in the memo.
+        let back = SpringKernel(parameters: .response(0.3, dampingRatio: 0.5), from: 1, to: 0, velocity: 0)
+        let mirrored = SpringSettling.Memo()
+        for _ in 0..<3 {
+            _ = outcome([spring], 0.01, 3600, memo: mirrored)
+            _ = outcome([back], 0.01, 3600, memo: mirrored)
+        }
+        XCTAssertEqual(mirrored.hits, 4)
+    }
+
     func testRestTimeFailures() {
         let undamped = SpringKernel(parameters: .stiffness(100, damping: 0), from: 0, to: 1, velocity: 0)
         XCTAssertNil(SpringSettling.restTime([undamped], restDelta: 0.01, restSpeed: 0.01))

@@ -43,9 +43,11 @@ public struct SpringChain: Sendable {
     /// always runs to rest, and lasts at least its duration when one is given). Returns the
     /// chains and the time the last segment rests (∞ for an undamped spring that never does).
     /// `cancellable`: looks for the thread's cancellation before each target and while
-    /// settling (`SpringSettling.settle`), throwing `.cancelled` when it finds one.
+    /// settling (`SpringSettling.settle`), throwing `.cancelled` when it finds one. `memo`:
+    /// rest times found earlier in the same computation (`SpringSettling.Memo`).
     public static func build(parameters: SpringParameters, values: [[Double]], velocities: [Double], durations: [Double?]?,
-                             restDelta: Double, restSpeed: Double, cancellable: Bool = false) throws(SpringSettling.Failure) -> (chains: [SpringChain], end: Double) {
+                             restDelta: Double, restSpeed: Double, cancellable: Bool = false,
+                             memo: SpringSettling.Memo? = nil) throws(SpringSettling.Failure) -> (chains: [SpringChain], end: Double) {
         let count = values.first?.count ?? 0
         guard count >= 2, values.allSatisfy({ $0.count == count }), velocities.count == values.count else { return ([], 0) }
         let undamped = parameters.damping == 0
@@ -73,7 +75,8 @@ public struct SpringChain: Sendable {
             }
             let rest: Double
             do {
-                rest = try SpringSettling.settle(kernels, restDelta: restDelta, restSpeed: restSpeed, cancellable: cancellable)
+                rest = try SpringSettling.settle(kernels, restDelta: restDelta, restSpeed: restSpeed, cancellable: cancellable,
+                                                 memo: memo)
             } catch {
                 // An undamped spring stays on this segment for ever.
                 guard undamped, case .neverSettles = error else { throw error }

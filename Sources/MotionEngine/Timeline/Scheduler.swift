@@ -36,6 +36,9 @@ final class Scheduler {
     private(set) weak var rootPlay: Play?
     /// Every node's first start and first cycle end, and the timelines' labels (`output.schedule`).
     var schedule = ScheduleRecorder()
+    /// Spring rest times found so far in this run: staggered elements and repeats settle the
+    /// same springs again (`SpringSettling.Memo`).
+    private lazy var settleMemo = SpringSettling.Memo()
 
     /// The properties `node` and its children name (a path node counts one): the tracks a
     /// run will usually make. Recursion is bounded by the decoder's nesting limit.
@@ -572,11 +575,11 @@ final class Scheduler {
             do {
                 if !settling.isEmpty {
                     settle = try SpringSettling.settle(settling.map(\.kernel), restDelta: spring.restDelta, restSpeed: spring.restSpeed,
-                                                       cancellable: true)
+                                                       cancellable: true, memo: settleMemo)
                 }
                 // Always: a reversing parent may run the reverse leg even when the node does not.
                 settleBack = try SpringSettling.settle(springs.map(\.reverse), restDelta: spring.restDelta, restSpeed: spring.restSpeed,
-                                                       cancellable: true)
+                                                       cancellable: true, memo: settleMemo)
             } catch {
                 if error == .cancelled {
                     _ = builder.stillWanted()
@@ -618,10 +621,11 @@ final class Scheduler {
         do {
             let forward = try SpringChain.build(parameters: spring.parameters, values: values, velocities: values.map { _ in velocity },
                                                 durations: keyframes.durations, restDelta: spring.restDelta, restSpeed: spring.restSpeed,
-                                                cancellable: true)
+                                                cancellable: true, memo: settleMemo)
             let reverse = try SpringChain.build(parameters: spring.parameters, values: values.map { $0.reversed() },
                                                 velocities: values.map { _ in -velocity }, durations: back,
-                                                restDelta: spring.restDelta, restSpeed: spring.restSpeed, cancellable: true)
+                                                restDelta: spring.restDelta, restSpeed: spring.restSpeed, cancellable: true,
+                                                memo: settleMemo)
             let leaves = zip(resolved, zip(forward.chains, reverse.chains)).map { item, chains in
                 DynamicLeaf(leaf: item.leaf, forward: .springChain(chains.0), reverse: .springChain(chains.1))
             }
