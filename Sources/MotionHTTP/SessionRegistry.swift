@@ -104,12 +104,24 @@ final class SessionRegistry: @unchecked Sendable {
 
     /// Removes sessions unwatched for longer than the idle TTL.
     /// Each session's idleness is read outside the registry's lock, which is held only to
-    /// copy the sessions out: read under it, at 100,000 sessions, lookups waited up to 26 ms
-    /// once a second.
+    /// copy a page of `expiryPage` sessions out at a time (`page`). Read under it, at 100,000
+    /// sessions, lookups waited up to 26 ms once a second; with all the sessions copied out at
+    /// once, up to 6.3 ms (release). A lookup thread beside 5 expiries of 100,000 sessions
+    /// (debug): the longest wait 11 to 18 ms with one copy, 1.4 to 4.5 ms by pages (the rest is
+    /// two cores shared by two busy threads); an expiry takes longer, 110 ms against 60, on
+    /// the janitor's own thread.
     func expire(atWall wall: Double) {
-        let all = lock.withLock { Array(sessions.values) }
-        for session in all where session.idleSeconds(atWall: wall) > idleTTL { delete(session.id, only: session) }
+        var after: String?
+        while true {
+            let (batch, more) = page(after: after, limit: Self.expiryPage)
+            for session in batch where session.idleSeconds(atWall: wall) > idleTTL { delete(session.id, only: session) }
+            guard more, let last = batch.last else { return }
+            after = last.id
+        }
     }
+
+    /// Sessions `expire` reads under the lock at a time.
+    static let expiryPage = 1_000
 
     /// Ends every session's watchers (SIGTERM).
     func endAll() {

@@ -35,8 +35,34 @@ final class SessionRegistryTests: XCTestCase {
     private static let timeline = try! TimelineCompiler(limits: .default).compile(
         Array(#"{"fps":1,"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":0,"to":1}]}}"#.utf8))
 
-    private static func session(_ id: String) -> LiveSession {
-        LiveSession(id: id, timeline: timeline, speed: 1, wall: 0, maxBacklogFrames: 1, maxBacklogEvents: 1, maxRetargets: 1)
+    private static func session(_ id: String, wall: Double = 0) -> LiveSession {
+        LiveSession(id: id, timeline: timeline, speed: 1, wall: wall, maxBacklogFrames: 1, maxBacklogEvents: 1, maxRetargets: 1)
+    }
+
+    /// Expiry reads the sessions a page at a time (`SessionRegistry.expiryPage`): over
+    /// several pages it removes exactly the idle ones, wherever they fall.
+    func testExpiryOverManyPagesRemovesExactlyTheIdle() {
+        let registry = SessionRegistry(maxSessions: 10_000, idleTTL: 5, metrics: ServiceMetrics())
+        let total = 2 * SessionRegistry.expiryPage + 345
+        var idle = Set<String>()
+        for index in 0..<total {
+            // Every third made at wall 0 (idle 12 s at wall 12), the others at wall 10 (idle 2 s).
+            let wall: Double = index % 3 == 0 ? 0 : 10
+            guard let session = registry.create({ Self.session($0, wall: wall) }) else { return XCTFail("not created") }
+            if wall == 0 { idle.insert(session.id) }
+        }
+        registry.expire(atWall: 12)
+        XCTAssertEqual(registry.count, total - idle.count)
+        var left: [String] = []
+        var after: String?
+        while true {
+            let (page, more) = registry.page(after: after, limit: 700)
+            left += page.map(\.id)
+            guard more, let last = page.last else { break }
+            after = last.id
+        }
+        XCTAssertEqual(left.count, total - idle.count)
+        XCTAssertTrue(idle.isDisjoint(with: left))
     }
 
     func testPagesWalkEverySessionOnceInOrder() {
