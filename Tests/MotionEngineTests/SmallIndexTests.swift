@@ -6,10 +6,13 @@ import XCTest
 /// tracks stay one a path with many properties.
 final class SmallIndexTests: XCTestCase {
     func testEveryKeyIsFoundAtItsPositionAcrossTheLimit() {
-        for expected in [0, 3, SmallIndex<String>.linearLimit, SmallIndex<String>.linearLimit + 1, 500] {
+        for (expected, reserving) in [(0, false), (3, false), (SmallIndex<String>.linearLimit, false),
+                                      (SmallIndex<String>.linearLimit + 1, false), (500, false), (0, true), (3, true)] {
             var keys: [String] = []
             var index = SmallIndex<String>(expected: expected)
             for n in 0..<200 {
+                // Room made now and then for a few more keys (`reserve`), across the limit too.
+                if reserving, n % 9 == 4 { index.reserve(n % 23, count: keys.count) { keys[$0] } }
                 let key = "p\(n * 7 % 200)"
                 XCTAssertNil(index.position(of: key, count: keys.count) { keys[$0] }, "\(key) before it is added")
                 keys.append(key)

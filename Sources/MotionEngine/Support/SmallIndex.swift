@@ -28,6 +28,22 @@ struct SmallIndex<Key: Hashable> {
         return nil
     }
 
+    /// Makes room for `additional` more keys beyond the array's `count` elements, so that
+    /// adding them does not grow the table step by step (a property of 200,000 leaves: its
+    /// table grew 15 times, 3.5 % of the request's time).
+    mutating func reserve(_ additional: Int, count: Int, keyAt: (Int) -> Key) {
+        let total = count + additional
+        if let capacity = table?.capacity {
+            // At least doubled, as growth would: many small reservations must not each
+            // copy the table.
+            if total > capacity { table!.reserveCapacity(Swift.max(total, 2 * capacity)) }
+        } else if total > Self.linearLimit {
+            var table = [Key: Int](minimumCapacity: total)
+            for index in 0..<count { table[keyAt(index)] = index }
+            self.table = table
+        }
+    }
+
     /// Records that the array's last element (of `count`) has `key`, which it held nowhere else.
     mutating func appended(_ key: Key, count: Int, keyAt: (Int) -> Key) {
         if table != nil {

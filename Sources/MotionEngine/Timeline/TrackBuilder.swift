@@ -267,6 +267,9 @@ struct TrackBuilder {
         var leaves: [Leaf] = []
         var outputLeaves: [(relative: [String], track: Int)] = []
         let isScalar = toLeaves.count == 1 && toLeaves[0].relative.isEmpty
+        reserveTracks(toLeaves.count)
+        leaves.reserveCapacity(toLeaves.count)
+        outputLeaves.reserveCapacity(toLeaves.count)
         for (offset, leaf) in toLeaves.enumerated() {
             let from = fromValues[offset]
             guard isScalar || keepAll || from != leaf.value else { continue }
@@ -413,6 +416,14 @@ struct TrackBuilder {
         tracks.append(Track(path: key, base: base, wrapsDegrees: wrapsDegrees))
         trackIndex.appended(key, count: tracks.count) { tracks[$0].path }
         return index
+    }
+
+    /// Room for up to `count` more tracks (a property's leaves, before they get theirs).
+    private mutating func reserveTracks(_ count: Int) {
+        // At least doubled, as growth would: a reservation per property must not copy the
+        // tracks each time.
+        if tracks.count + count > tracks.capacity { tracks.reserveCapacity(max(tracks.count + count, 2 * tracks.capacity)) }
+        trackIndex.reserve(count, count: tracks.count) { tracks[$0].path }
     }
 
     private func trackPosition(_ key: String) -> Int? {
