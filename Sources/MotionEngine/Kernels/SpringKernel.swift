@@ -394,7 +394,7 @@ public enum SpringSettling {
     /// of a staggered spring, or of spring keyframes, settles the same few kernels (from rest,
     /// toward each target), and every repeat of a group the same ones again. `settle` depends
     /// only on its springs' modes and coefficients and on its bounds, so an answer found again
-    /// is the one it would compute (`SpringSettlingTests.testMemoAnswersAsSettlingDoes`).
+    /// is the one it would compute (`KernelTests.testMemoAnswersAsSettlingDoes`).
     ///
     /// Spring keyframes on 9,000 staggered elements (the abuse suite's compile-work document,
     /// refused at `max-segments` after about 100 elements): 1.2 s before, where `settle` and
