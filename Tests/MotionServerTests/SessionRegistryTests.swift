@@ -39,6 +39,18 @@ final class SessionRegistryTests: XCTestCase {
         LiveSession(id: id, timeline: timeline, speed: 1, wall: wall, maxBacklogFrames: 1, maxBacklogEvents: 1, maxRetargets: 1)
     }
 
+    /// Every id `page` gives, from the first page to the last, `limit` at a time.
+    private static func walk(_ registry: SessionRegistry, pagesOf limit: Int) -> [String] {
+        var walked: [String] = []
+        var after: String?
+        while true {
+            let (page, more) = registry.page(after: after, limit: limit)
+            walked += page.map(\.id)
+            guard more, let last = page.last else { return walked }
+            after = last.id
+        }
+    }
+
     /// Expiry reads the sessions a page at a time (`SessionRegistry.expiryPage`): over
     /// several pages it removes exactly the idle ones, wherever they fall.
     func testExpiryOverManyPagesRemovesExactlyTheIdle() {
@@ -53,14 +65,7 @@ final class SessionRegistryTests: XCTestCase {
         }
         registry.expire(atWall: 12)
         XCTAssertEqual(registry.count, total - idle.count)
-        var left: [String] = []
-        var after: String?
-        while true {
-            let (page, more) = registry.page(after: after, limit: 700)
-            left += page.map(\.id)
-            guard more, let last = page.last else { break }
-            after = last.id
-        }
+        let left = Self.walk(registry, pagesOf: 700)
         XCTAssertEqual(left.count, total - idle.count)
         XCTAssertTrue(idle.isDisjoint(with: left))
     }
@@ -79,14 +84,7 @@ final class SessionRegistryTests: XCTestCase {
         guard case .exists = registry.create(id: "s1000", { Self.session($0) }) else { return XCTFail("s1000 made twice") }
         for id in chosen where id.hasSuffix("7") { XCTAssertTrue(registry.delete(id)) }
         XCTAssertFalse(registry.delete("s1000x"))
-        var walked: [String] = []
-        var after: String?
-        while true {
-            let (page, more) = registry.page(after: after, limit: 64)
-            walked += page.map(\.id)
-            guard more, let last = page.last else { break }
-            after = last.id
-        }
+        let walked = Self.walk(registry, pagesOf: 64)
         XCTAssertEqual(walked.count, registry.count)
         XCTAssertEqual(walked, walked.sorted())
         XCTAssertEqual(Set(walked).count, walked.count)

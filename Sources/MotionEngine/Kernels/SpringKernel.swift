@@ -379,13 +379,14 @@ public enum SpringSettling {
         guard let memo, let key = Memo.key(springs, restDelta: restDelta, restSpeed: restSpeed, maxRestTime: maxRestTime) else {
             return try restTime(springs, restDelta: restDelta, restSpeed: restSpeed, maxRestTime: maxRestTime, cancellable: cancellable)
         }
-        if let known = memo.answer(for: key) { return try known.get() }
+        let slot = Memo.slot(key)
+        if let known = memo.answer(for: key, at: slot) { return try known.get() }
         do {
             let time = try restTime(springs, restDelta: restDelta, restSpeed: restSpeed, maxRestTime: maxRestTime, cancellable: cancellable)
-            memo.store(.success(time), for: key)
+            memo.store(.success(time), for: key, at: slot)
             return time
         } catch {
-            if error != .cancelled { memo.store(.failure(error), for: key) }
+            if error != .cancelled { memo.store(.failure(error), for: key, at: slot) }
             throw error
         }
     }
@@ -448,15 +449,14 @@ public enum SpringSettling {
             return Int(truncatingIfNeeded: hash % UInt64(slots))
         }
 
-        func answer(for key: [UInt64]) -> Result<Double, Failure>? {
-            let slot = Self.slot(key)
+        /// The answer kept for `key` in its `slot` (`slot(_:)`), if that is the key there.
+        func answer(for key: [UInt64], at slot: Int) -> Result<Double, Failure>? {
             guard keys[slot] == key else { return nil }
             hits += 1
             return answers[slot]
         }
 
-        func store(_ answer: Result<Double, Failure>, for key: [UInt64]) {
-            let slot = Self.slot(key)
+        func store(_ answer: Result<Double, Failure>, for key: [UInt64], at slot: Int) {
             keys[slot] = key
             answers[slot] = answer
         }
