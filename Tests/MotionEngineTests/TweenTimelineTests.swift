@@ -227,4 +227,42 @@ final class TweenTimelineTests: XCTestCase {
         sse.writeNext(into: &sseBytes)
         XCTAssertEqual(String(decoding: sseBytes, as: UTF8.self), "event: frame\ndata: {\"frame\":0,\"time\":0,\"values\":{\"x\":0}}\n\nevent: motion\ndata: {\"event\":\"started\",\"time\":0,\"frame\":0,\"motion\":\"/motion\"}\n\n")
     }
+    /// A number `to` (with a number `from`, or none) is resolved on its own path
+    /// (`TrackBuilder.resolveNumber`); the same property as an object of one number goes the
+    /// general way. Both must give the same track: its name, base and every sample.
+    func testNumberPropertiesResolveAsTheirObjectForm() throws {
+        let first = #"{"type":"tween","duration":1,"properties":[{"path":"a.x","from":0,"to":10}]}"#
+        let cases: [(target: String, scalar: String, object: String)] = [
+            (#"{"a":{"x":3}}"#, #"{"path":"a.x","to":5}"#, #"{"path":"a","to":{"x":5}}"#),
+            (#"{"a":{"x":3}}"#, #"{"path":"a.x","from":1,"to":5}"#, #"{"path":"a","from":{"x":1},"to":{"x":5}}"#),
+            (#"{"a":{}}"#, #"{"path":"a.x","from":-2,"to":5}"#, #"{"path":"a","from":{"x":-2},"to":{"x":5}}"#),
+            (#"{"a":{"x":"3"}}"#, #"{"path":"a.x","from":1,"to":5}"#, #"{"path":"a","from":{"x":1},"to":{"x":5}}"#),
+        ]
+        for (target, scalar, object) in cases {
+            for sequence in [false, true] {
+                // In a sequence the property starts where the first step left `a.x` (10).
+                func document(_ property: String) -> String {
+                    let tween = #"{"type":"tween","duration":1,"easing":"cubic.inOut","properties":[\#(property)]}"#
+                    let motion = sequence ? #"{"type":"sequence","steps":[\#(first),\#(tween)]}"# : tween
+                    return #"{"fps":8,"target":\#(target),"motion":\#(motion)}"#
+                }
+                let one = try compile(document(scalar)), other = try compile(document(object))
+                XCTAssertEqual(one.tracks.map(\.path), ["a.x"], scalar)
+                XCTAssertEqual(other.tracks.map(\.path), ["a.x"], object)
+                XCTAssertEqual(one.tracks.map(\.base), other.tracks.map(\.base), scalar)
+                XCTAssertEqual(one.values(of: "a.x"), other.values(of: "a.x"), "\(scalar) in a sequence: \(sequence)")
+            }
+        }
+        // The whole value is written into the target's number, else into the `from`.
+        let inTarget = try compile(#"{"fps":1,"target":{"x":3},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":5}]}}"#)
+        XCTAssertEqual(inTarget.outputs.map(\.path.description), ["x"])
+        XCTAssertEqual(inTarget.wholeValue(of: 0, trackValues: [4]), .number(4))
+        // A track already writing the path gives the start; a string in the target is no start.
+        let started = try compile(#"{"fps":2,"target":{"x":"?"},"motion":{"type":"sequence","steps":[{"type":"tween","duration":1,"easing":"linear","properties":[{"path":"x","from":0,"to":10}]},{"type":"tween","duration":1,"easing":"linear","properties":[{"path":"x","to":0}]}]}}"#)
+        XCTAssertEqual(started.values(of: "x"), [0, 5, 10, 5, 0])
+        let unstarted = problems(#"{"fps":1,"target":{"x":"?"},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":5}]}}"#)
+        XCTAssertEqual(unstarted.problems.map(\.pointer), ["/motion/properties/0/path"])
+        XCTAssertTrue(unstarted.problems[0].message.contains("no value at 'x' in target, and no 'from', and target has a string at 'x'"),
+                      unstarted.problems[0].message)
+    }
 }

@@ -218,6 +218,13 @@ struct TrackBuilder {
         guard writable(path, at: pointer + "/path") else { return nil }
         if case .string = to { return resolveColour(path: path, pointer: pointer, from: from, to: to, at: start) }
         if case .string = from { return resolveColour(path: path, pointer: pointer, from: from, to: to, at: start) }
+        if case .number(let end) = to {
+            switch from {
+            case nil: return resolveNumber(path: path, pointer: pointer, from: nil, to: end, at: start)
+            case .number(let begin)?: return resolveNumber(path: path, pointer: pointer, from: begin, to: end, at: start)
+            default: break
+            }
+        }
 
         let toLeaves = ValueShape.leaves(of: to)
         var fromValues: [Double] = []
@@ -286,6 +293,44 @@ struct TrackBuilder {
         }
         register(Timeline.PropertyOutput(path: path, kind: .value(template: template, leaves: outputLeaves)))
         return leaves
+    }
+
+    /// `resolve` for a number `to` (and a number `from`, or none): the usual property, one
+    /// leaf, one track. The same outcome as the general path (same track, output, problems)
+    /// without its lists of leaves, relative paths and names, and with the target looked up
+    /// once instead of three times. The small document of `make bench-instructions` (one
+    /// such property): `Scheduler.run` 19,555 → 16,413 instructions (callgrind, release).
+    private mutating func resolveNumber(path: PropertyPath, pointer: String, from: Double?, to end: Double, at start: Double) -> [Leaf]? {
+        let name = path.description, targetValue = path.lookup(in: target)
+        let begin: Double
+        if let from {
+            begin = from
+        } else {
+            guard let value = currentValue(named: name, target: targetValue, at: start) else {
+                let detail = targetValue.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
+                diagnostics.invalid(pointer + "/path", "no value at '\(path)' in target, and no 'from'\(detail)")
+                return nil
+            }
+            guard abs(value) <= ObjectReader.maximumMagnitude else {
+                diagnostics.invalid(pointer + "/path", "the value at '\(path)' (\(format(value))) is outside ±1e15")
+                return nil
+            }
+            begin = value
+        }
+        // The template the whole value is written into: with a `from`, the `from`; else the
+        // target's number, or `to` when the target has none there.
+        let template: JSON
+        if let from {
+            template = .number(from)
+        } else if let targetValue, targetValue.numberValue != nil {
+            template = targetValue
+        } else {
+            template = .number(end)
+        }
+        reserveTracks(1)
+        let index = track(for: name, base: targetValue?.numberValue ?? begin)
+        register(Timeline.PropertyOutput(path: path, kind: .value(template: template, leaves: [([], index)])))
+        return [Leaf(track: index, from: begin, to: end)]
     }
 
     /// A whole colour: red, green, blue and alpha tracks for the channels that change.
