@@ -145,4 +145,22 @@ extension OutputSizeTests {
         let estimate = OutputSize.estimate(timeline, for: .stream)
         XCTAssertGreaterThanOrEqual(estimate, Double(49_000 * 600))
     }
+    /// A string's measure is exactly what `JSONWriter.string` writes: every byte below 0x80
+    /// alone and among others, multi-byte characters, empty, long (heap-stored) strings.
+    func testStringBytesAreTheWrittenLength() {
+        var samples = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        samples += ["", "x", "é", "€", "😀", "a\"b\\c\nd\re\tf\u{1}g\u{1f}", String(repeating: "\u{0}é\"", count: 40)]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let length = Int.random(in: 0..<80, using: &generator)
+            samples.append(String(String.UnicodeScalarView((0..<length).map { _ in
+                UnicodeScalar(UInt8.random(in: 0..<128, using: &generator))
+            })) + (Bool.random(using: &generator) ? "ü" : ""))
+        }
+        for text in samples {
+            var writer = JSONWriter()
+            writer.string(text)
+            XCTAssertEqual(OutputSize.stringBytes(text), writer.bytes.count, text.debugDescription)
+        }
+    }
 }
