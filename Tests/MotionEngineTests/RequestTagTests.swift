@@ -34,10 +34,48 @@ final class RequestTagTests: XCTestCase {
         XCTAssertEqual(tag, RequestTag.tag(for: document, kind: "timeline"))
         XCTAssertNotEqual(tag, RequestTag.tag(for: document, kind: "batch"))
         XCTAssertNotEqual(tag, RequestTag.tag(for: document, kind: "timeline", engineVersion: RequestTag.engineVersion + "+1"))
-        // The tag is the hash of version, endpoint and canonical request, written out.
+        // The tag is the hash of version, endpoint and canonical request (numbers as `#` and
+        // their bits), written out.
         var hash = FNV1a128()
-        hash.add(Array(RequestTag.engineVersion.utf8) + [0] + Array("timeline".utf8) + [0] + RequestTag.canonical(document))
+        hash.add(Array(RequestTag.engineVersion.utf8) + [0] + Array("timeline".utf8) + [0] + RequestTag.hashedForm(document))
         XCTAssertEqual(tag, "\"\(hash.hex)\"")
+        // The hashed form is the canonical text with each number replaced by `#` and its bits.
+        let marker = UInt8(ascii: "#")
+        let one: [UInt8] = [marker] + (0..<8).map { (k: Int) -> UInt8 in UInt8(truncatingIfNeeded: (1.0 as Double).bitPattern >> UInt64(8 * k)) }
+        let zero: [UInt8] = [marker] + [UInt8](repeating: 0, count: 8)
+        var expected: [UInt8] = Array("[".utf8) + one
+        expected += Array(",".utf8) + zero
+        expected += Array(",\"#\"]".utf8)
+        XCTAssertEqual(RequestTag.hashedForm(.array([.number(1), .number(-0.0), .string("#")])), expected)
+    }
+
+    /// Numbers are hashed by their bits, so the tag follows the numbers' values exactly as the
+    /// canonical text does: spellings of one `Double` (and ±0) share a tag, and any two
+    /// different `Double`s (neighbours, subnormals, the extremes) do not.
+    func testNumbersGiveTheSameTagsAsTheirCanonicalText() throws {
+        func tag(_ number: String) throws -> String {
+            RequestTag.tag(for: try JSONParser.parse(Array(#"{"target":{"x":\#(number)}}"#.utf8)), kind: "timeline")
+        }
+        for spellings in [["1", "1.0", "1e0", "10e-1", "0.1e1"], ["0", "-0", "0.0", "-0e5"], ["0.1", "1e-1", "0.10000000000000000555"],
+                          ["1e21", "1000000000000000000000"], ["5e-324", "4.9406564584124654e-324"]] {
+            let tags = try spellings.map(tag)
+            XCTAssertEqual(Set(tags).count, 1, "\(spellings)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        var values: [Double] = [1, 0.1, 0.30000000000000004, Double(bitPattern: 1), Double(bitPattern: 2), .greatestFiniteMagnitude, 1e21, -1, 2.5, 1e15]
+        for _ in 0..<300 {
+            let value = Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFE, using: &generator))
+            values += [value, value.nextUp, -value]
+        }
+        var seen: [String: Double] = [:]
+        for value in values {
+            let text = "\(value)"
+            let tagged = try tag(text)
+            // Equal tags exactly for equal values, as for the canonical text.
+            if let earlier = seen[tagged] { XCTAssertEqual(earlier, value, text) } else { seen[tagged] = value }
+            XCTAssertEqual(RequestTag.canonical(.number(value)), RequestTag.canonical(try JSONParser.parse(Array(text.utf8))))
+        }
+        XCTAssertEqual(seen.count, Set(values.map { $0 == 0 ? 0 : $0 }).count)
     }
 
     func testIfNoneMatchParsing() {
@@ -103,17 +141,17 @@ final class RequestTagTests: XCTestCase {
         XCTAssertGreaterThan(matched, 500, "the random fields must exercise matches too")
     }
 
-    /// Literal tags computed before the canonical writer was made to hash while it walks:
+    /// Literal tags, computed when numbers began to be hashed by their bits (2026-11-29):
     /// any change of a tag value for the same request (and engine version) is caught here.
     func testTagValuesArePinned() throws {
         let version = "motion-server 0.0.0-pinned"
         let cases: [(document: String, kind: String, tag: String)] = [
             (#"{"motion":{"type":"tween","duration":1,"properties":[{"path":"x","from":0,"to":1}]}}"#, "timeline",
-             "ace175b30350b1ad88b229a903028e1b"),
+             "d249f4a63eedd8ea00fc707220a7fd08"),
             (#"{"fps":30,"target":{"b":{"z":1,"y":-2.5},"a":[1e21,0.1,-0.0]},"window":{"end":2,"start":0},"output":{"format":"csv","events":false},"motion":{"type":"timeline","labels":{"q":1,"p":0.25},"children":[{"type":"tween","id":"\u00e9t\u00e9 \"q\"\n","easing":"easeInOut","duration":0.5,"properties":[{"path":"b","to":{"z":3,"y":null}},{"path":"a","keyframes":[[1,2,3],[4,5,6]]}]}]}}"#, "timeline",
-             "053f8d609f3d9ca8fb6ddceee624659b"),
+             "d1080bbee86fd3b465ba1c8e49e6102b"),
             (#"{"documents":[{"motion":{"type":"spring","properties":[{"path":"x","to":100}],"stiffness":170,"damping":26,"velocity":true}}]}"#, "batch",
-             "327db427deb339348a71cbd8472cbb1b"),
+             "03c791ccca9ea067cda571252cc68dc9"),
         ]
         for (index, item) in cases.enumerated() {
             let json = try JSONParser.parse(Array(item.document.utf8))
