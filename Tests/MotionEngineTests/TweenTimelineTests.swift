@@ -265,4 +265,58 @@ final class TweenTimelineTests: XCTestCase {
         XCTAssertTrue(unstarted.problems[0].message.contains("no value at 'x' in target, and no 'from', and target has a string at 'x'"),
                       unstarted.problems[0].message)
     }
+    /// An array of numbers `to` is resolved on its own path (`TrackBuilder.resolveNumbers`);
+    /// the same ends as an object keyed by index go the general way. Both must give the same
+    /// tracks (names, bases, samples), the same whole values and the same problems.
+    func testNumberArraysResolveAsTheirIndexedObjectForm() throws {
+        func indexed(_ numbers: [Double]) -> String {
+            "{" + numbers.enumerated().map { "\"\($0.offset)\":\(format($0.element))" }.joined(separator: ",") + "}"
+        }
+        func array(_ numbers: [Double]) -> String { "[" + numbers.map(format).joined(separator: ",") + "]" }
+        let first = #"{"type":"tween","duration":1,"easing":"linear","properties":[{"path":"a.1","from":0,"to":10}]}"#
+        // (target, from, to, physics): a leaf that does not change gets no track.
+        let cases: [(target: String, from: [Double]?, to: [Double], decay: Bool)] = [
+            (#"{"a":[0,1,2,3]}"#, nil, [4, 1, 6, 7], false),
+            (#"{"a":[0,1,2,3]}"#, [1, 1, 1, 1], [4, 1, 6, 7], false),
+            (#"{"a":{"0":5,"1":6}}"#, nil, [1, 2], false),
+            (#"{"a":{"1":6}}"#, [0, 0], [1, 2], false),
+            (#"{"b":1}"#, [3, 4], [5, 6], false),
+            (#"{"a":[0.5,-2]}"#, nil, [0.5, -2], true),
+        ]
+        for (target, from, to, decay) in cases {
+            for sequence in [false, true] {
+                func document(_ from: String?, _ to: String) -> String {
+                    let fromField = from.map { #","from":\#($0)"# } ?? ""
+                    let node = decay
+                        ? #"{"type":"decay","velocity":2,"properties":[{"path":"a"\#(fromField)}]}"#
+                        : #"{"type":"tween","duration":1,"easing":"cubic.inOut","properties":[{"path":"a"\#(fromField),"to":\#(to)}]}"#
+                    let motion = sequence ? #"{"type":"sequence","steps":[\#(first),\#(node)]}"# : node
+                    return #"{"fps":8,"target":\#(target),"motion":\#(motion)}"#
+                }
+                let label = "\(target) from \(from.map(array) ?? "-") to \(array(to)), in a sequence: \(sequence)"
+                let one = try compile(document(from.map(array), array(to)), file: #filePath, line: #line)
+                let other = try compile(document(from.map(indexed), indexed(to)))
+                XCTAssertEqual(one.tracks.map(\.path), other.tracks.map(\.path), label)
+                XCTAssertEqual(one.tracks.map(\.base), other.tracks.map(\.base), label)
+                for track in one.tracks.map(\.path) {
+                    XCTAssertEqual(one.values(of: track), other.values(of: track), "\(label): \(track)")
+                }
+                if from == nil, !target.contains("b") {
+                    // Both write into the target's value at `a`.
+                    let values = one.tracks.indices.map { Double($0) + 0.5 }
+                    let index = try XCTUnwrap(one.outputs.firstIndex { $0.path.description == "a" })
+                    XCTAssertEqual(one.wholeValue(of: index, trackValues: values), other.wholeValue(of: index, trackValues: values), label)
+                }
+            }
+        }
+        // The problems: the first index with no start, and a start past ±1e15, named alike.
+        for (target, to) in [(#"{"a":[0]}"#, [1.0, 2]), (#"{"a":{}}"#, [1.0]), (#"{"a":[0,1e16]}"#, [1.0, 2])] {
+            func document(_ to: String) -> String {
+                #"{"fps":1,"target":\#(target),"motion":{"type":"tween","duration":1,"properties":[{"path":"a","to":\#(to)}]}}"#
+            }
+            let one = problems(document(array(to))).problems, other = problems(document(indexed(to))).problems
+            XCTAssertEqual(one.map(\.pointer), ["/motion/properties/0/path"], target)
+            XCTAssertEqual(one.map(\.message), other.map(\.message), target)
+        }
+    }
 }

@@ -225,6 +225,9 @@ struct TrackBuilder {
             default: break
             }
         }
+        if case .array(let ends) = to, let leaves = resolveNumbers(path: path, pointer: pointer, from: from, to: ends, at: start, keepAll: keepAll) {
+            return leaves
+        }
 
         let toLeaves = ValueShape.leaves(of: to)
         var fromValues: [Double] = []
@@ -331,6 +334,94 @@ struct TrackBuilder {
         let index = track(for: name, base: targetValue?.numberValue ?? begin)
         register(Timeline.PropertyOutput(path: path, kind: .value(template: template, leaves: [([], index)])))
         return [Leaf(track: index, from: begin, to: end)]
+    }
+
+    /// `resolve` for an array of numbers `to` (and an array of as many numbers `from`, or
+    /// none): a track per index, as the general path gives them (same names, bases, starts,
+    /// output, problems), without its per-leaf paths, joins and lookups from the target's
+    /// root. The value at `path` in the target is looked up once, each leaf's name is
+    /// written once and looked up among the tracks once. nil (nothing done) for any other
+    /// shape, left to the general path. A `to` of 50,000 numbers: 564 → 411 million
+    /// instructions a request (callgrind, release; `resolve` about 4,900 → 1,800 a leaf);
+    /// 200,000 numbers about 0.48 → 0.40 s.
+    ///
+    /// The returned optional is two-level: nil means "not this shape", `.some(nil)` a
+    /// problem reported.
+    private mutating func resolveNumbers(path: PropertyPath, pointer: String, from: JSON?, to ends: [JSON], at start: Double, keepAll: Bool) -> [Leaf]?? {
+        // Every end a number; a `from`, if any, an array of as many numbers.
+        guard ends.allSatisfy({ $0.numberValue != nil }) else { return nil }
+        var begins: [JSON]?
+        if let from {
+            guard case .array(let items) = from, items.count == ends.count, items.allSatisfy({ $0.numberValue != nil }) else { return nil }
+            begins = items
+        }
+        let existing = path.lookup(in: target)
+        /// The target's value at `path` followed by index `k`, as `PropertyPath.lookup` finds it.
+        func targetChild(_ k: Int, _ text: String) -> JSON? {
+            switch existing {
+            case .array(let items)?: return k < items.count ? items[k] : nil
+            case .object(let object)?: return object[text]
+            default: return nil
+            }
+        }
+        let prefix = path.description
+        let count = ends.count
+        var names: [String] = [], indexTexts: [String] = [], bases: [Double?] = [], known: [Int?] = [], starts: [Double] = []
+        names.reserveCapacity(count)
+        indexTexts.reserveCapacity(count)
+        bases.reserveCapacity(count)
+        known.reserveCapacity(count)
+        starts.reserveCapacity(count)
+        for k in 0..<count {
+            let text = String(k), name = prefix + "." + text
+            let targetValue = targetChild(k, text)
+            let position = trackPosition(name)
+            let begin: Double
+            if let begins {
+                begin = begins[k].numberValue!
+            } else {
+                guard let value = position.map({ tracks[$0].value(at: start) }) ?? targetValue?.numberValue else {
+                    let detail = existing.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
+                    diagnostics.invalid(pointer + "/path", "no value at '\(name)' in target, and no 'from'\(detail)")
+                    return .some(nil)
+                }
+                guard abs(value) <= ObjectReader.maximumMagnitude else {
+                    diagnostics.invalid(pointer + "/path", "the value at '\(name)' (\(format(value))) is outside ±1e15")
+                    return .some(nil)
+                }
+                begin = value
+            }
+            names.append(name)
+            indexTexts.append(text)
+            bases.append(targetValue?.numberValue)
+            known.append(position)
+            starts.append(begin)
+        }
+        // The whole value is written into the `from`; else the target's value when it holds a
+        // number at every index, else the `to`.
+        let template: JSON
+        if let from {
+            template = from
+        } else if let existing, (0..<count).allSatisfy({ targetChild($0, indexTexts[$0])?.numberValue != nil }) {
+            template = existing
+        } else {
+            template = .array(ends)
+        }
+        var leaves: [Leaf] = []
+        var outputLeaves: [(relative: [String], track: Int)] = []
+        reserveTracks(count)
+        leaves.reserveCapacity(count)
+        outputLeaves.reserveCapacity(count)
+        for k in 0..<count {
+            let begin = starts[k], end = ends[k].numberValue!
+            guard keepAll || begin != end else { continue }
+            // The names differ from one another, so a track found absent above still is.
+            let index = known[k] ?? appendTrack(names[k], base: bases[k] ?? begin)
+            leaves.append(Leaf(track: index, from: begin, to: end))
+            outputLeaves.append(([indexTexts[k]], index))
+        }
+        register(Timeline.PropertyOutput(path: path, kind: .value(template: template, leaves: outputLeaves)))
+        return .some(leaves)
     }
 
     /// A whole colour: red, green, blue and alpha tracks for the channels that change.
@@ -457,6 +548,11 @@ struct TrackBuilder {
 
     mutating func track(for key: String, base: Double, wrapsDegrees: Bool = false) -> Int {
         if let existing = trackPosition(key) { return existing }
+        return appendTrack(key, base: base, wrapsDegrees: wrapsDegrees)
+    }
+
+    /// A new track named `key`, which no track has yet; returns its index.
+    private mutating func appendTrack(_ key: String, base: Double, wrapsDegrees: Bool = false) -> Int {
         let index = tracks.count
         tracks.append(Track(path: key, base: base, wrapsDegrees: wrapsDegrees))
         trackIndex.appended(key, count: tracks.count) { tracks[$0].path }
