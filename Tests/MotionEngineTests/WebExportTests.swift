@@ -98,6 +98,51 @@ final class WebExportTests: XCTestCase {
         }
     }
 
+    /// A channel's evaluations count every curve they evaluate (`ExportChannel.cost`): a
+    /// property under 1,000 additive layers cost about 7.8 s (debug) per placeholder naming
+    /// it, 64 in one declaration over 8 minutes; 248 colour placeholders ran 57 s.
+    /// Both are refused before any work now, and a reduction charges its calls times the cost.
+    func testAdditiveLayersAndColoursCountEveryCurveTheyEvaluate() throws {
+        func layered(_ layers: Int, declarations: String) throws -> Timeline {
+            let children = (0..<layers).map { #"{"type":"tween","duration":1,"additive":true,"easing":"ease-in-out","properties":[{"path":"x","to":\#($0 % 7 + 1)}]}"# }
+            return try compile(#"{"fps":1,"target":{"x":0},"motion":{"type":"group","children":[\#(children.joined(separator: ","))]},"output":{"events":false,"final":false,"format":"css","css":{"declarations":\#(declarations)}}}"#)
+        }
+        let heavy = try layered(1_000, declarations: #"{"--a":"\#(String(repeating: "{x}", count: 64))"}"#)
+        func assertRefused(_ attempt: @autoclosure () throws -> [UInt8], _ format: String) {
+            XCTAssertThrowsError(try attempt(), format) { error in
+                let problem = (error as? DocumentError)?.problems.first
+                XCTAssertEqual(problem?.pointer, "/output/format", format)
+                XCTAssertTrue(problem?.message.contains("64 animated channels to export, which evaluate 64064 curves") ?? false, problem?.message ?? "")
+            }
+        }
+        assertRefused(try CSSEncoder.encode(timeline: heavy), "css")
+        assertRefused(try WAAPIEncoder.encode(timeline: heavy), "waapi")
+        // Under the bound: answered, its keyframes within the default tolerance of the exact value.
+        let light = try layered(100, declarations: #"{"--a":"{x}"}"#)
+        let css = text(try CSSEncoder.encode(timeline: light))
+        XCTAssertTrue(css.contains("--a"), css)
+
+        let declarations = (0..<4).map { #""--p\#($0)":"\#(String(repeating: "{tint}", count: 62))""# }.joined(separator: ",")
+        let tint = try compile(##"{"target":{"tint":"#336699"},"motion":{"type":"tween","duration":0.5,"properties":[{"path":"tint","to":"#ff9933"}]},"output":{"format":"css","css":{"declarations":{\##(declarations)}}}}"##)
+        XCTAssertThrowsError(try CSSEncoder.encode(timeline: tint)) { error in
+            let message = (error as? DocumentError)?.problems.first?.message ?? ""
+            // 248 colours of four channels, each channel rendering the colour's three tracks
+            // (red, green and blue change; alpha does not).
+            XCTAssertTrue(message.contains("992 animated channels to export, which evaluate 2976 curves"), message)
+        }
+
+        // A reduction and the default tolerance charge their calls times the channel's cost.
+        let timeline = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]},"output":{"format":"css"}}"#)
+        let channel = ExportChannel(value: { sin(6 * $0) }, hints: [], isConstant: false, cost: 7)
+        var budget = ExportBudget(timeline: timeline)
+        let tolerance = try ExportKeyframes.tolerance(channel, timeline, &budget)
+        XCTAssertEqual(budget.evaluations, TimelineExport.maxTotalEvaluations - 7 * ExportKeyframes.rangeSamples)
+        let before = budget.evaluations
+        let reduced = try ExportKeyframes.reduce(channel, timeline, tolerance: tolerance, cubic: false, label: "x", budget: &budget)
+        XCTAssertGreaterThan(reduced.evaluations, 0)
+        XCTAssertEqual(before - budget.evaluations, 7 * reduced.evaluations)
+    }
+
     func testMonotonePiecesSplitAtTheTurningPoint() {
         // A Hermite segment from 0 to 0 with slopes 1 and −1 over 2 s peaks at t = 1 (value 0.5).
         let reduced = ReducedTrack(times: [0, 2], values: [0, 0], slopes: [.init(incoming: 1, outgoing: 1), .init(incoming: -1, outgoing: -1)],

@@ -207,8 +207,8 @@ enum CSSExport {
         var budget = ExportBudget(timeline: timeline)
         // Refuse at once what the evaluation budget cannot reduce: every channel costs at
         // least `ExportKeyframes.minimumEvaluations`.
-        let channelCount = declarations.reduce(0) { $0 + $1.placeholders.reduce(0) { $0 + $1.channels.filter { !$0.isConstant }.count } }
-        try ExportKeyframes.checkChannelCount(channelCount, &budget)
+        let animated = declarations.flatMap { $0.placeholders.flatMap(\.channels) }.filter { !$0.isConstant }
+        try ExportKeyframes.checkChannelCount(animated, &budget)
         for index in declarations.indices {
             let declaration = declarations[index]
             if declaration.registered != nil {
@@ -222,7 +222,8 @@ enum CSSExport {
                 guard case .colour(let rgba) = placeholder else { return placeholder.channels }
                 let alpha = rgba[3]
                 return rgba.prefix(3).map { channel in
-                    ExportChannel(value: { t in channel.value(t) * alpha.value(t) }, hints: channel.hints, isConstant: channel.isConstant && alpha.isConstant)
+                    ExportChannel(value: { t in channel.value(t) * alpha.value(t) }, hints: channel.hints, isConstant: channel.isConstant && alpha.isConstant,
+                                  cost: channel.cost &+ alpha.cost)
                 } + [alpha]
             }
             var tolerances: [Double] = []

@@ -71,12 +71,22 @@ enum ExportKeyframes {
     /// `TimelineExport.maxTotalEvaluations / minimumEvaluations` channels (1,000).
     static let minimumEvaluations = 5_000
 
-    /// A 422 before any work when `count` channels cannot fit the answer's evaluations.
-    static func checkChannelCount(_ count: Int, _ budget: inout ExportBudget) throws(DocumentError) {
-        let (needed, overflow) = count.multipliedReportingOverflow(by: minimumEvaluations)
-        if overflow || needed > budget.evaluations {
-            throw budget.failure("\(count) animated channels to export; one answer reduces at most \(TimelineExport.maxTotalEvaluations / minimumEvaluations) (each takes at least \(minimumEvaluations) curve evaluations of the \(TimelineExport.maxTotalEvaluations) an answer may spend)")
+    /// A 422 before any work when the `animated` channels cannot fit the answer's
+    /// evaluations: each takes at least `minimumEvaluations` calls, each call its `cost`.
+    static func checkChannelCount(_ animated: [ExportChannel], _ budget: inout ExportBudget) throws(DocumentError) {
+        var curves = 0
+        for channel in animated {
+            let (sum, overflow) = curves.addingReportingOverflow(channel.cost)
+            curves = overflow ? .max : sum
         }
+        let (needed, overflow) = curves.multipliedReportingOverflow(by: minimumEvaluations)
+        guard overflow || needed > budget.evaluations else { return }
+        let most = TimelineExport.maxTotalEvaluations / minimumEvaluations
+        let each = "each takes at least \(minimumEvaluations) curve evaluations of the \(TimelineExport.maxTotalEvaluations) an answer may spend"
+        if curves == animated.count {
+            throw budget.failure("\(animated.count) animated channels to export; one answer reduces at most \(most) (\(each))")
+        }
+        throw budget.failure("\(animated.count) animated channels to export, which evaluate \(curves) curves in all (tracks, their additive layers, a colour's tracks for each of its channels); one answer reduces at most \(most) curves (\(each))")
     }
 
     /// Evaluations `defaultTolerance` spends on one channel.
@@ -86,7 +96,7 @@ enum ExportKeyframes {
     /// samples count against the answer's evaluations).
     static func tolerance(_ channel: ExportChannel, _ timeline: Timeline, _ budget: inout ExportBudget) throws(DocumentError) -> Double {
         if let given = timeline.options.simplify?.tolerance { return given }
-        budget.evaluations -= rangeSamples
+        budget.evaluations -= rangeSamples * channel.cost
         guard budget.evaluations >= 0 else {
             throw budget.failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
         }
@@ -100,13 +110,14 @@ enum ExportKeyframes {
         try Cancellation.check()
         let shown = shown ?? tolerance
         var limits = KeyframeReducer.Limits.default
-        limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations))
+        // Calls of `channel.value`, each evaluating `cost` curves.
+        limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations / channel.cost))
         do {
             let reduced = try KeyframeReducer.reduce(channel.value, window: timeline.window, tolerance: tolerance,
                                                      interpolation: cubic ? .cubic : .linear, hints: channel.hints,
                                                      gridIntervals: KeyframeReducer.gridIntervals(frameCount: timeline.frameCount),
                                                      limits: limits)
-            budget.evaluations -= reduced.evaluations
+            budget.evaluations -= reduced.evaluations * channel.cost
             return reduced
         } catch {
             switch error {
@@ -154,6 +165,15 @@ enum ExportKeyframes {
             merged.append(candidate)
         }
         try budget.spend(keyframes: merged.count * max(1, channels.count), each: 26)
+        // Every channel is evaluated at every union time (twice at a jump): counted too, as
+        // a declaration may name one costly track many times.
+        let perTime = channels.reduce(0) { $0 &+ $1.cost }
+        let jumps = merged.reduce(0) { $0 + ($1.jump ? 1 : 0) }
+        let (calls, overflow) = (merged.count + jumps).multipliedReportingOverflow(by: perTime)
+        budget.evaluations -= overflow ? .max / 2 : calls
+        guard budget.evaluations >= 0 else {
+            throw budget.failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+        }
         var result = UnionKeyframes()
         let start = timeline.window.start, end = timeline.window.end
         for item in merged {

@@ -49,14 +49,14 @@ public enum LottieEncoder: TimelineFormatEncoder {
     public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
         let (width, height, layers) = try decode(timeline)
         var budget = ExportBudget(timeline: timeline)
-        var channelCount = 0
+        var animated: [ExportChannel] = []
         for layer in layers {
             for scalar in [layer.position?.0, layer.position?.1, layer.rotation, layer.scale, layer.opacity] {
-                if case .channel(let channel, _)? = scalar, !channel.isConstant { channelCount += 1 }
+                if case .channel(let channel, _)? = scalar, !channel.isConstant { animated.append(channel) }
             }
-            channelCount += layer.fill.channels.filter { !$0.isConstant }.count
+            animated += layer.fill.channels.filter { !$0.isConstant }
         }
-        try ExportKeyframes.checkChannelCount(channelCount, &budget)
+        try ExportKeyframes.checkChannelCount(animated, &budget)
         let fps = timeline.fps
         let frames = (timeline.window.end - timeline.window.start) * fps
         var w = JSONWriter(capacity: 4096)
