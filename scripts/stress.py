@@ -606,10 +606,30 @@ def walk_work_documents():
     }
 
 
+def export_work_documents():
+    """Exports whose channels evaluate many curves each (additive layers, a colour's tracks),
+    counted as one curve before: each refused with a 422 at /output/format naming the curves,
+    before any reduction. What they cost then on a debug build."""
+    layers = [{"type": "tween", "duration": 1, "additive": True, "easing": "ease-in-out",
+               "properties": [{"path": "x", "to": i % 7 + 1}]} for i in range(1000)]
+    return {
+        # 117 KB: about 7.8 s per placeholder, over 8 minutes.
+        "64 placeholders over 1,000 additive layers": {
+            "fps": 1, "target": {"x": 0}, "motion": {"type": "group", "children": layers},
+            "output": {"events": False, "final": False, "format": "css", "css": {"declarations": {"--a": "{x}" * 64}}}},
+        # 1.7 KB: 57 s.
+        "248 colour placeholders": {
+            "target": {"tint": "#336699"},
+            "motion": {"type": "tween", "duration": 0.5, "properties": [{"path": "tint", "to": "#ff9933"}]},
+            "output": {"format": "waapi", "css": {"declarations": {f"--p{i}": "{tint}" * 62 for i in range(4)}}}},
+    }
+
+
 def probe_compile_work(binary, short):
     """Documents that multiply the compiler's work (wildcards, stagger, repeats, bounces,
-    paths of arcs), or the decoder's ('*' walks, implicit starts): each refused with a 422
-    naming max-segments (max-properties for the decoder's), in seconds of CPU and without gigabytes,
+    paths of arcs), the decoder's ('*' walks, implicit starts) or an export's (channels of
+    many curves): each refused with a 422 naming max-segments (max-properties for the
+    decoder's, the curves for an export's), in seconds of CPU and without gigabytes,
     while /healthz stays quick; a 1,000-byte one of spring keyframes is computed on the pool,
     not on a connection thread; and sessions of the largest allowed document stop at
     max-live-segments with a 503 instead of holding 95 MB each (ten at the default, about
@@ -633,6 +653,13 @@ def probe_compile_work(binary, short):
                 cpu = server_cpu_seconds(server) - before
                 check(status == 422 and b"max-properties" in body, f"decode work, {name}: {status} {body[:200]!r}")
                 check(cpu < 5, f"decode work, {name}: {cpu:.1f} s of CPU")
+                figures[name] = round(cpu, 2)
+            for name, document in export_work_documents().items():
+                before = server_cpu_seconds(server)
+                status, _, body, _ = post_json(server, "/v1/timelines", json.dumps(document, separators=(",", ":")), timeout=120)
+                cpu = server_cpu_seconds(server) - before
+                check(status == 422 and b"curves" in body and b"/output/format" in body, f"export work, {name}: {status} {body[:200]!r}")
+                check(cpu < 5, f"export work, {name}: {cpu:.1f} s of CPU")
                 figures[name] = round(cpu, 2)
             # 1,000 bytes, 200 elements × 199 spring segments: 0.4 s on a connection thread before.
             small = {"fps": 1, "target": {"i": [0] * 200}, "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
