@@ -31,29 +31,47 @@ enum CSSExport {
         /// The CSS property (`transform`, `--frame-x`).
         let property: String
         let template: ExportTemplate
+        /// The template's distinct placeholders, in the order they first appear: a path named
+        /// twice (`translate({x}px, {x}px)`) is one placeholder, reduced once.
         let placeholders: [ExportPlaceholder]
+        /// For each placeholder of the template in turn, its index in `placeholders`.
+        let slots: [Int]
         /// Keyframes; nil when every placeholder is constant (the declaration goes in `style`).
         var keyframes: UnionKeyframes?
         /// A registered custom property (`@property`, `properties`): its initial value.
         var registered: String?
 
-        /// The declaration's value with the channel values of one keyframe.
+        init(property: String, template: ExportTemplate, placeholders: [ExportPlaceholder], slots: [Int], registered: String? = nil) {
+            self.property = property
+            self.template = template
+            self.placeholders = placeholders
+            self.slots = slots
+            self.registered = registered
+        }
+
+        /// The declaration's value with the channel values of one keyframe (those of
+        /// `placeholders`, one after the other).
         func text(_ values: [Double]) -> String {
-            var result = ""
+            var offsets: [Int] = []
+            offsets.reserveCapacity(placeholders.count)
             var channel = 0
+            for placeholder in placeholders {
+                offsets.append(channel)
+                channel += placeholder.channels.count
+            }
+            var result = ""
             var index = 0
             for part in template.parts {
                 switch part {
                 case .text(let text):
                     result += text
                 case .placeholder:
-                    switch placeholders[index] {
+                    let slot = slots[index], first = offsets[slot]
+                    switch placeholders[slot] {
                     case .number:
-                        result += format(values[channel])
-                        channel += 1
+                        result += format(values[first])
                     case .colour:
-                        result += CSSExport.colour(Array(values[channel..<(channel + 4)]))
-                        channel += 4
+                        result += CSSExport.colour(Array(values[first..<(first + 4)]))
                     }
                     index += 1
                 }
@@ -178,15 +196,22 @@ enum CSSExport {
         var problems: [Problem] = []
         if let given = options.declarations {
             for entry in given {
-                var placeholders: [ExportPlaceholder] = []
+                var placeholders: [ExportPlaceholder] = [], names: [String] = [], slots: [Int] = []
                 for name in entry.template.placeholders {
+                    if let known = names.firstIndex(of: name) {
+                        slots.append(known)
+                        continue
+                    }
                     switch resolver.resolve(name) {
-                    case .success(let placeholder): placeholders.append(placeholder)
+                    case .success(let placeholder):
+                        slots.append(placeholders.count)
+                        placeholders.append(placeholder)
+                        names.append(name)
                     case .failure(let failure):
                         problems.append(Problem(pointer: entry.pointer, message: "placeholder {\(name)}: \(failure.message)", kind: .invalid))
                     }
                 }
-                declarations.append(Declaration(property: entry.property, template: entry.template, placeholders: placeholders))
+                declarations.append(Declaration(property: entry.property, template: entry.template, placeholders: placeholders, slots: slots))
             }
         } else {
             var seen: [String: String] = [:]
@@ -199,7 +224,7 @@ enum CSSExport {
                 seen[name] = track.path
                 guard case .success(let placeholder) = resolver.resolve(track.path) else { continue }
                 declarations.append(Declaration(property: name, template: ExportTemplate(parts: [.placeholder(track.path)]),
-                                                placeholders: [placeholder], registered: ""))
+                                                placeholders: [placeholder], slots: [0], registered: ""))
             }
         }
         if !problems.isEmpty { throw DocumentError(problems) }

@@ -83,10 +83,11 @@ enum ExportKeyframes {
         guard overflow || needed > budget.evaluations else { return }
         let most = TimelineExport.maxTotalEvaluations / minimumEvaluations
         let each = "each takes at least \(minimumEvaluations) curve evaluations of the \(TimelineExport.maxTotalEvaluations) an answer may spend"
+        let channels = animated.count == 1 ? "1 animated channel" : "\(animated.count) animated channels"
         if curves == animated.count {
-            throw budget.failure("\(animated.count) animated channels to export; one answer reduces at most \(most) (\(each))")
+            throw budget.failure("\(channels) to export; one answer reduces at most \(most) (\(each))")
         }
-        throw budget.failure("\(animated.count) animated channels to export, which evaluate \(curves) curves in all (tracks, their additive layers, a colour's tracks for each of its channels); one answer reduces at most \(most) curves (\(each))")
+        throw budget.failure("\(channels) to export, which \(animated.count == 1 ? "evaluates" : "evaluate") \(curves) curves in all (tracks, their additive layers, a colour's tracks for each of its channels); one answer reduces at most \(most) curves (\(each))")
     }
 
     /// Evaluations `defaultTolerance` spends on one channel.
