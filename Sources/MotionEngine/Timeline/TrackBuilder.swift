@@ -254,16 +254,8 @@ struct TrackBuilder {
                 let name = leafPath.description, targetValue = leafPath.lookup(in: target)
                 names.append(name)
                 targetValues.append(targetValue)
-                guard let value = currentValue(named: name, target: targetValue, at: start) else {
-                    let found = path.lookup(in: target)
-                    let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
-                    diagnostics.invalid(pointer + "/path", "no value at '\(leafPath)' in target, and no 'from'\(detail)")
-                    return nil
-                }
-                guard abs(value) <= ObjectReader.maximumMagnitude else {
-                    diagnostics.invalid(pointer + "/path", "the value at '\(leafPath)' (\(format(value))) is outside ±1e15")
-                    return nil
-                }
+                guard let value = implicitStart(currentValue(named: name, target: targetValue, at: start), of: name,
+                                                path: path, found: path.lookup(in: target), pointer: pointer) else { return nil }
                 fromValues.append(value)
             }
             if let existing = path.lookup(in: target),
@@ -298,6 +290,22 @@ struct TrackBuilder {
         return leaves
     }
 
+    /// A leaf's start without `from`: its `current` value (its track's, else the target's),
+    /// or nil with the problem reported when there is none or it is beyond ±1e15. `found` is
+    /// what the target holds at the property's `path`, looked up only for the message.
+    private func implicitStart(_ current: Double?, of leaf: String, path: PropertyPath, found: @autoclosure () -> JSON?, pointer: String) -> Double? {
+        guard let value = current else {
+            let detail = found().map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
+            diagnostics.invalid(pointer + "/path", "no value at '\(leaf)' in target, and no 'from'\(detail)")
+            return nil
+        }
+        guard abs(value) <= ObjectReader.maximumMagnitude else {
+            diagnostics.invalid(pointer + "/path", "the value at '\(leaf)' (\(format(value))) is outside ±1e15")
+            return nil
+        }
+        return value
+    }
+
     /// `resolve` for a number `to` (and a number `from`, or none): the usual property, one
     /// leaf, one track. The same outcome as the general path (same track, output, problems)
     /// without its lists of leaves, relative paths and names, and with the target looked up
@@ -309,15 +317,8 @@ struct TrackBuilder {
         if let from {
             begin = from
         } else {
-            guard let value = currentValue(named: name, target: targetValue, at: start) else {
-                let detail = targetValue.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
-                diagnostics.invalid(pointer + "/path", "no value at '\(path)' in target, and no 'from'\(detail)")
-                return nil
-            }
-            guard abs(value) <= ObjectReader.maximumMagnitude else {
-                diagnostics.invalid(pointer + "/path", "the value at '\(path)' (\(format(value))) is outside ±1e15")
-                return nil
-            }
+            guard let value = implicitStart(currentValue(named: name, target: targetValue, at: start), of: name,
+                                            path: path, found: targetValue, pointer: pointer) else { return nil }
             begin = value
         }
         // The template the whole value is written into: with a `from`, the `from`; else the
@@ -380,15 +381,8 @@ struct TrackBuilder {
             if let begins {
                 begin = begins[k].numberValue!
             } else {
-                guard let value = position.map({ tracks[$0].value(at: start) }) ?? targetValue?.numberValue else {
-                    let detail = existing.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
-                    diagnostics.invalid(pointer + "/path", "no value at '\(name)' in target, and no 'from'\(detail)")
-                    return .some(nil)
-                }
-                guard abs(value) <= ObjectReader.maximumMagnitude else {
-                    diagnostics.invalid(pointer + "/path", "the value at '\(name)' (\(format(value))) is outside ±1e15")
-                    return .some(nil)
-                }
+                guard let value = implicitStart(position.map { tracks[$0].value(at: start) } ?? targetValue?.numberValue, of: name,
+                                                path: path, found: existing, pointer: pointer) else { return .some(nil) }
                 begin = value
             }
             names.append(name)
