@@ -167,7 +167,7 @@ enum ExportKeyframes {
         }
         try budget.spend(keyframes: merged.count * max(1, channels.count), each: 26)
         // Every channel is evaluated at every union time (twice at a jump): counted too, as
-        // a declaration may name one costly track many times.
+        // each of a declaration's channels may be costly (additive layers, a colour's tracks).
         let perTime = channels.reduce(0) { $0 &+ $1.cost }
         let jumps = merged.reduce(0) { $0 + ($1.jump ? 1 : 0) }
         let (calls, overflow) = (merged.count + jumps).multipliedReportingOverflow(by: perTime)
