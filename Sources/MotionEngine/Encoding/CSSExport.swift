@@ -36,6 +36,8 @@ enum CSSExport {
         let placeholders: [ExportPlaceholder]
         /// For each placeholder of the template in turn, its index in `placeholders`.
         let slots: [Int]
+        /// Where each of `placeholders` starts among a keyframe's channel values.
+        private let firstChannels: [Int]
         /// Keyframes; nil when every placeholder is constant (the declaration goes in `style`).
         var keyframes: UnionKeyframes?
         /// A registered custom property (`@property`, `properties`): its initial value.
@@ -47,18 +49,16 @@ enum CSSExport {
             self.placeholders = placeholders
             self.slots = slots
             self.registered = registered
+            var first = 0
+            firstChannels = placeholders.map { placeholder in
+                defer { first += placeholder.channels.count }
+                return first
+            }
         }
 
         /// The declaration's value with the channel values of one keyframe (those of
         /// `placeholders`, one after the other).
         func text(_ values: [Double]) -> String {
-            var offsets: [Int] = []
-            offsets.reserveCapacity(placeholders.count)
-            var channel = 0
-            for placeholder in placeholders {
-                offsets.append(channel)
-                channel += placeholder.channels.count
-            }
             var result = ""
             var index = 0
             for part in template.parts {
@@ -66,7 +66,7 @@ enum CSSExport {
                 case .text(let text):
                     result += text
                 case .placeholder:
-                    let slot = slots[index], first = offsets[slot]
+                    let slot = slots[index], first = firstChannels[slot]
                     switch placeholders[slot] {
                     case .number:
                         result += format(values[first])

@@ -350,11 +350,14 @@ struct TrackBuilder {
     /// problem reported.
     private mutating func resolveNumbers(path: PropertyPath, pointer: String, from: JSON?, to ends: [JSON], at start: Double, keepAll: Bool) -> [Leaf]?? {
         // Every end a number; a `from`, if any, an array of as many numbers.
-        guard ends.allSatisfy({ $0.numberValue != nil }) else { return nil }
-        var begins: [JSON]?
+        let endValues = ends.compactMap(\.numberValue)
+        guard endValues.count == ends.count else { return nil }
+        var begins: [Double]?
         if let from {
-            guard case .array(let items) = from, items.count == ends.count, items.allSatisfy({ $0.numberValue != nil }) else { return nil }
-            begins = items
+            guard case .array(let items) = from else { return nil }
+            let values = items.compactMap(\.numberValue)
+            guard values.count == items.count, values.count == ends.count else { return nil }
+            begins = values
         }
         let existing = path.lookup(in: target)
         /// The target's value at `path` followed by index `k`, as `PropertyPath.lookup` finds it.
@@ -379,7 +382,7 @@ struct TrackBuilder {
             let position = trackPosition(name)
             let begin: Double
             if let begins {
-                begin = begins[k].numberValue!
+                begin = begins[k]
             } else {
                 guard let value = implicitStart(position.map { tracks[$0].value(at: start) } ?? targetValue?.numberValue, of: name,
                                                 path: path, found: existing, pointer: pointer) else { return .some(nil) }
@@ -407,7 +410,7 @@ struct TrackBuilder {
         leaves.reserveCapacity(count)
         outputLeaves.reserveCapacity(count)
         for k in 0..<count {
-            let begin = starts[k], end = ends[k].numberValue!
+            let begin = starts[k], end = endValues[k]
             guard keepAll || begin != end else { continue }
             // The names differ from one another, so a track found absent above still is.
             let index = known[k] ?? appendTrack(names[k], base: bases[k] ?? begin)
