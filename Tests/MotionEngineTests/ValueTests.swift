@@ -47,6 +47,39 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual(body["final"]?.objectValue?["tint"], .string("#0000ffff"))
     }
 
+    /// A colour output renders from its tracks by component index (`ColourRecipe`), as the
+    /// component names say: RGB channels, then hue, saturation and brightness from the colour
+    /// so far, then alpha; a component no track drives keeps the base colour's.
+    func testColourOutputsRenderTheirComponentsInOrder() {
+        let base = Colour(red: 0.2, green: 0.4, blue: 0.6, alpha: 0.8)
+        let values: [Double] = [0.9, 0.1, 0.35, 123, 0.5, 0.7, 0.25]
+        func reference(_ channels: [(component: String, track: Int)]) -> Colour {
+            var colour = base
+            for (name, track) in channels where ["red", "green", "blue"].contains(name) { colour[name] = values[track] }
+            let hsbNames = channels.filter { ["hue", "saturation", "brightness"].contains($0.component) }
+            if !hsbNames.isEmpty {
+                var hsb = colour.hsb
+                for (name, track) in hsbNames {
+                    if name == "hue" { hsb.hue = values[track] } else if name == "saturation" { hsb.saturation = values[track] } else { hsb.brightness = values[track] }
+                }
+                colour = Colour(hue: hsb.hue, saturation: hsb.saturation, brightness: hsb.brightness, alpha: colour.alpha)
+            }
+            if let alpha = channels.last(where: { $0.component == "alpha" }) { colour.alpha = values[alpha.track] }
+            return colour
+        }
+        let names = Colour.components
+        // Every subset of the seven components, each driven by a track in a shuffled order.
+        for mask in 0..<(1 << names.count) {
+            var channels = names.indices.filter { mask & (1 << $0) != 0 }.map { (component: names[$0], track: ($0 * 3) % names.count) }
+            channels.reverse()
+            let output = Timeline.PropertyOutput(path: PropertyPath("tint")!, kind: .colour(base: base, channels: channels))
+            let rendered = output.colour { values[$0] }
+            XCTAssertEqual(rendered, reference(channels), "\(channels.map(\.component))")
+        }
+        XCTAssertEqual(Timeline.PropertyOutput(path: PropertyPath("tint")!, kind: .colour(base: base, channels: [])).colour { _ in 0 }, base)
+        XCTAssertNil(Timeline.PropertyOutput(path: PropertyPath("x")!, kind: .value(template: .number(1), leaves: [])).colour { _ in 0 })
+    }
+
     func testAlphaOnlyChangeKeepsRGB() throws {
         let timeline = try compile(##"{"fps":1,"target":{"tint":"#336699"},"motion":{"type":"tween","duration":1,"properties":[{"path":"tint","to":"#33669900"}]}}"##)
         XCTAssertEqual(timeline.tracks.map(\.path), ["tint.alpha"])

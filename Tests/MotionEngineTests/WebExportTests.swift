@@ -158,6 +158,64 @@ final class WebExportTests: XCTestCase {
         XCTAssertEqual(before - budget.evaluations, 7 * reduced.evaluations)
     }
 
+    /// A colour's channels, its components and every placeholder naming it share one render
+    /// per instant (`ColourInstants`): a reduction asks channel by channel, at instants the
+    /// channels share, and each used to render the whole colour again.
+    func testColourExportsRenderEachInstantOnce() throws {
+        let timeline = try compile(##"{"fps":60,"target":{"tint":"rgba(20,40,200,0.3)"},"motion":{"type":"tween","duration":2,"easing":"elastic.out","properties":[{"path":"tint","to":"#fa8c14"}]},"output":{"format":"css"}}"##)
+        let resolver = ExportResolver(timeline)
+        guard case .success(.colour(let rgba)) = resolver.resolve("tint"),
+              case .success(.colour(let again)) = resolver.resolve("tint"),
+              case .success(.number(let hue)) = resolver.resolve("tint.hue") else { return XCTFail("tint does not resolve to a colour and its hue") }
+        let instants = resolver.colourInstants(output: 0)
+        let output = timeline.outputs[0]
+        let times = (0..<1_000).map { 2 * Double($0) / 999 }
+        // Channel by channel, as the reductions ask: every value exact, one render an instant.
+        for (index, channel) in (rgba + again).enumerated() {
+            for t in times {
+                let exact = output.colour { timeline.tracks[$0].value(at: t) }!
+                XCTAssertEqual(channel.value(t), clamp01([exact.red, exact.green, exact.blue, exact.alpha][index % 4]), "channel \(index) at \(t)")
+            }
+        }
+        for t in times { XCTAssertEqual(hue.value(t), output.colour { timeline.tracks[$0].value(at: t) }!.hsb.hue) }
+        XCTAssertEqual(instants.renders, times.count)
+        XCTAssertEqual(resolver.colourStore.kept, times.count)
+
+        // The css export of the colour gives what it gave before, from far fewer renders than
+        // its channels' calls (each of which used to render the colour).
+        let css = text(try CSSEncoder.encode(timeline: try compile(##"{"fps":60,"target":{"tint":"rgba(20,40,200,0.3)"},"motion":{"type":"tween","duration":2,"easing":"elastic.out","properties":[{"path":"tint","to":"#fa8c14"}]},"output":{"format":"css","css":{"declarations":{"color":"{tint}","--a":"{tint.alpha}"}}}}"##)))
+        XCTAssertTrue(css.contains("  0% { color: rgb(20 40 200 / 0.3); }"), css)
+        XCTAssertTrue(css.contains("  100% { color: rgb(250 140 20 / 1); }"), css)
+    }
+
+    /// The colours of one export keep at most `Store.capacity` instants between them; past
+    /// it they forget, and render again, with the same values.
+    func testColourInstantsStayBounded() {
+        let store = ColourInstants.Store()
+        var calls = 0
+        let red = ColourInstants(store: store) { t in calls += 1; return Colour(red: t, green: 0, blue: 0) }
+        let blue = ColourInstants(store: store) { t in calls += 1; return Colour(red: 0, green: 0, blue: t) }
+        let capacity = ColourInstants.Store.capacity
+        let times = (0..<capacity).map { Double($0) * 1e-3 }
+        for t in times { XCTAssertEqual(red.colour(at: t).red, t) }
+        XCTAssertEqual(calls, capacity)
+        XCTAssertEqual(store.kept, capacity)
+        // The same instant twice in a row (a premultiplied channel) is one render.
+        _ = red.colour(at: -1)
+        _ = red.colour(at: -1)
+        XCTAssertEqual(calls, capacity + 1)
+        XCTAssertEqual(store.kept, 1, "the store was full: everything is forgotten and -1 kept")
+        // Forgotten instants render again; the other colour starts from what is left.
+        for t in times.prefix(100) { XCTAssertEqual(blue.colour(at: t).blue, t) }
+        for t in times.prefix(100) { XCTAssertEqual(red.colour(at: t).red, t) }
+        XCTAssertEqual(calls, capacity + 1 + 200)
+        XCTAssertEqual(store.kept, 201)
+        // Kept instants are not rendered again.
+        for t in times.prefix(100) { XCTAssertEqual(blue.colour(at: t).blue, t) }
+        XCTAssertEqual(calls, capacity + 201)
+        XCTAssertEqual(red.renders + blue.renders, calls)
+    }
+
     func testMonotonePiecesSplitAtTheTurningPoint() {
         // A Hermite segment from 0 to 0 with slopes 1 and −1 over 2 s peaks at t = 1 (value 0.5).
         let reduced = ReducedTrack(times: [0, 2], values: [0, 0], slopes: [.init(incoming: 1, outgoing: 1), .init(incoming: -1, outgoing: -1)],

@@ -19,6 +19,30 @@ public struct Colour: Sendable, Equatable {
     /// Components a path may name directly; hue, saturation and brightness animate in HSB.
     public static let components = ["red", "green", "blue", "alpha", "hue", "saturation", "brightness"]
 
+    /// A component a path may name, without its name: the hot paths (an export evaluates a
+    /// colour's component hundreds of thousands of times) switch on this, not on a string.
+    enum Component: Int, CaseIterable {
+        case red, green, blue, alpha, hue, saturation, brightness
+
+        /// The component `name` (one of `Colour.components`), or nil.
+        init?(_ name: String) {
+            guard let index = Colour.components.firstIndex(of: name) else { return nil }
+            self.init(rawValue: index)
+        }
+
+        func value(of colour: Colour) -> Double {
+            switch self {
+            case .red: return colour.red
+            case .green: return colour.green
+            case .blue: return colour.blue
+            case .alpha: return colour.alpha
+            case .hue: return colour.hsb.hue
+            case .saturation: return colour.hsb.saturation
+            case .brightness: return colour.hsb.brightness
+            }
+        }
+    }
+
     public subscript(channel: String) -> Double {
         get {
             switch channel {
