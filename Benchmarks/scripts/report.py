@@ -629,8 +629,9 @@ def main():
         out.append("## 6. Output formats and keyframe reduction")
         out.append("")
         out.append("`bench-exports` (in-process, no HTTP): one compiled timeline of 20 tracks × 181 frames "
-                   "(springs, elastic tweens, bouncing physics) encoded in each format; then one track of each "
-                   "kind reduced within ε = 0.05 on values 0…100 at 60 fps. Median (min–max) over the runs.")
+                   "(springs, elastic tweens, bouncing physics) encoded in each format, and five rgba colours "
+                   "(elastic, back and spring motions, 3 s at 60 fps) as css and lottie (`*-colours`); then one "
+                   "track of each kind reduced within ε = 0.05 on values 0…100 at 60 fps. Median (min–max) over the runs.")
         out.append("")
         if export_formats:
             out.append("| format | ms per answer | bytes |")

@@ -5,7 +5,9 @@
 //    simplify (linear and cubic, ε = 0.05), csv, svg, css and waapi (every track a custom
 //    property) and lottie (five layers, each driven by four tracks: position x and y,
 //    rotation, scale), the last three with their default tolerance and with ε = 0.05:
-//    milliseconds and bytes per answer.
+//    milliseconds and bytes per answer. Then colours: five rgba colours (elastic, back and
+//    spring motions, 3 s at 60 fps) exported as css (one declaration each, premultiplied)
+//    and lottie (one layer's fill each).
 // 2. Reduction per track, ε = 0.05 on values 0…100 at 60 fps: a spring, an elastic tween and
 //    a bouncing physics motion, linear and cubic: µs per track, keyframes, the frames the
 //    same window has, curve evaluations and the error found.
@@ -69,6 +71,34 @@ let frames = compiled(mix.replacingOccurrences(of: "OUTPUT", with: "{}")).frameC
 say("exports: formats of one compiled timeline, \(trackCount) tracks × \(frames) frames (springs, elastic tweens, bouncing physics), ε = \(tolerance)")
 for (name, output) in formats {
     let timeline = compiled(mix.replacingOccurrences(of: "OUTPUT", with: output))
+    let results = try measure { try TimelineExport.encode(timeline).body.count }
+    for result in results {
+        sample("exports.format.\(name)", [("ms", result.seconds * 1e3), ("bytes", Double(result.bytes))])
+    }
+    let median = results.map(\.seconds).sorted()[results.count / 2]
+    say("  \(name): \(fmt(median * 1e3)) ms, \(results[0].bytes) bytes")
+}
+
+// Colours: every channel of a colour reads all of its tracks, so this is what rendering a
+// colour costs an export.
+let colourMotions = [
+    #"{"type":"tween","duration":3,"easing":"elastic.out","properties":[{"path":"P","to":"rgba(250,140,20,1)"}]}"#,
+    #"{"type":"tween","duration":2.5,"easing":"back.inOut","properties":[{"path":"P","to":"rgb(32,192,160)"}]}"#,
+    #"{"type":"spring","response":0.8,"dampingRatio":0.35,"properties":[{"path":"P","to":"rgba(40,60,240,0.9)"}]}"#,
+]
+let colourCount = 5
+let colourChildren = (0..<colourCount).map { colourMotions[$0 % 3].replacingOccurrences(of: "\"P\"", with: "\"c\($0)\"") }
+let colourTarget = (0..<colourCount).map { "\"c\($0)\":\"rgba(20,40,200,0.3)\"" }.joined(separator: ",")
+let colourDocument = #"{"fps":60,"window":{"start":0,"end":3},"target":{\#(colourTarget)},"motion":{"type":"group","children":[\#(colourChildren.joined(separator: ","))]},"output":OUTPUT}"#
+let colourDeclarations = (0..<colourCount).map { #""--c\#($0)":"{c\#($0)}""# }.joined(separator: ",")
+let colourLayers = (0..<colourCount).map { #"{"shape":"rect","size":[40,40],"position":[\#(40 + 60 * $0),100],"fill":"{c\#($0)}"}"# }
+let colourFormats: [(String, String)] = [
+    ("css-colours", #"{"format":"css","css":{"declarations":{\#(colourDeclarations)}}}"#),
+    ("lottie-colours", #"{"format":"lottie","lottie":{"width":400,"height":200,"layers":[\#(colourLayers.joined(separator: ","))]}}"#),
+]
+say("exports: \(colourCount) colours (elastic, back and spring rgba motions), 3 s at 60 fps")
+for (name, output) in colourFormats {
+    let timeline = compiled(colourDocument.replacingOccurrences(of: "OUTPUT", with: output))
     let results = try measure { try TimelineExport.encode(timeline).body.count }
     for result in results {
         sample("exports.format.\(name)", [("ms", result.seconds * 1e3), ("bytes", Double(result.bytes))])
