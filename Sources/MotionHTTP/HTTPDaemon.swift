@@ -231,7 +231,7 @@ final class HTTPDaemon: @unchecked Sendable {
             // Reads are answered here, bar the few that find a large answer to make (a large
             // session's state): those answer `computeOnPool` and are made on the pool.
             request.inlineSampleLimit = configuration.inlineMaxSamples
-            let (response, route) = router.handle(request)
+            let (response, route) = Self.handleInline(request, router: router)
             guard response.isComputeOnPool else { return answer(response, route: route, context: context, on: connection) }
             request.inlineSampleLimit = nil
             return computeOnPool(request, context: context, on: connection)
@@ -247,7 +247,7 @@ final class HTTPDaemon: @unchecked Sendable {
         if request.body.count <= configuration.inlineMaxBodyBytes, configuration.inlineMaxBodyBytes > 0,
            let start = inlineBudget.admit(now: MonotonicClock.now(), streamsOpen: inlineBudgeted && metrics.streamsOpen) {
             request.inlineSampleLimit = configuration.inlineMaxSamples
-            let (response, route) = router.handle(request)
+            let (response, route) = Self.handleInline(request, router: router)
             inlineBudget.spend(since: start, now: MonotonicClock.now())
             if !response.isComputeOnPool {
                 metrics.computed(inline: true)
@@ -256,6 +256,18 @@ final class HTTPDaemon: @unchecked Sendable {
             request.inlineSampleLimit = nil
         }
         return computeOnPool(request, context: context, on: connection)
+    }
+
+    /// `request` answered on the connection thread, or `computeOnPool` when it needs more
+    /// than that thread may spend: a handler says so for samples and segments, and springs
+    /// whose rest times take more than `SpringSettling.inlineChecks` grid checks run out of
+    /// the budget given here (what they answered is dropped; no handler changes state
+    /// before its springs have settled). A spring near 1,000 Hz held a connection thread
+    /// 0.4 s, and 200 of them in one document 78 s, before.
+    static func handleInline(_ request: HTTPRequest, router: Router) -> (response: HTTPResponse, route: String) {
+        let budget = SpringSettling.Budget(checks: SpringSettling.inlineChecks)
+        let (response, route) = SpringSettling.Budget.withCurrent(budget) { router.handle(request) }
+        return budget.isExhausted ? (.computeOnPool, route) : (response, route)
     }
 
     /// Suspends `connection` and queues `request` for the compute pool, which answers it and
@@ -282,7 +294,10 @@ final class HTTPDaemon: @unchecked Sendable {
                 return
             }
             metrics.computed(inline: false)
-            let (response, route) = router.handle(computing)
+            // Every spring the request settles draws on one budget of grid checks.
+            let (response, route) = SpringSettling.Budget.withCurrent(SpringSettling.Budget(checks: SpringSettling.maxChecks)) {
+                router.handle(computing)
+            }
             if cancellation.stoppedWork {
                 metrics.computationCancelled()
                 context.skip()

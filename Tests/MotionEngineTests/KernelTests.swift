@@ -521,6 +521,68 @@ final class KernelTests: XCTestCase {
         XCTAssertEqual(Int((slowRest * 1000).rounded()), bruteForceRest([lanes[0]], restDelta: 0.01, restSpeed: 0.01, horizon: slowRest + 20))
     }
 
+    /// Finding rest times draws on the computation's budget of grid checks: a spring that
+    /// oscillates at 1,000 Hz looks still at every millisecond and must be checked at each
+    /// (up to millions), and is refused when the budget runs out; a usual spring takes a few.
+    func testSettlingWorkIsBounded() throws {
+        // ωd · 1 ms = 2π: every grid point sees the same phase, near the rest position.
+        let omega = 2 * Double.pi * 1000, decay = 12.0 / 3000
+        let aliasing = SpringKernel(parameters: SpringParameters(mass: 1, stiffness: omega * omega + decay * decay, damping: 2 * decay),
+                                    from: 0, to: 0, velocity: 1)
+        let band = exp(-12) / omega
+        XCTAssertThrowsError(try SpringSettling.settle([aliasing], restDelta: band, restSpeed: 1e6)) { error in
+            XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: SpringSettling.maxChecks))
+            XCTAssertTrue((error as? SpringSettling.Failure)?.message.contains("more than the 2000000 checks") ?? false)
+        }
+
+        // Usual springs: the cases checked against brute force above, a few checks each.
+        let usual: [(SpringKernel, Double)] = [
+            (SpringKernel(parameters: .response(1, dampingRatio: 0.3), from: 0, to: 10, velocity: 0), 0.01),
+            (SpringKernel(parameters: .response(0.5, dampingRatio: 1), from: 0, to: 320, velocity: 0), 0.01),
+            (SpringKernel(parameters: .stiffness(100, damping: 50), from: -4, to: 6, velocity: 30), 0.01),
+            (SpringKernel(parameters: .response(1, dampingRatio: 0.999), from: 0, to: 1, velocity: 0), 0.001),
+            (SpringKernel(parameters: .response(0.3, dampingRatio: 0.1), from: 0, to: 500, velocity: 2000), 0.001),
+        ]
+        for (spring, delta) in usual {
+            let budget = SpringSettling.Budget(checks: 1_000)
+            let rest = try SpringSettling.Budget.withCurrent(budget) { try SpringSettling.settle([spring], restDelta: delta, restSpeed: delta) }
+            XCTAssertEqual(rest, SpringSettling.restTime([spring], restDelta: delta, restSpeed: delta))
+            XCTAssertGreaterThan(budget.used, 0)
+            XCTAssertLessThanOrEqual(budget.used, 200, "\(spring.parameters)")
+            XCTAssertFalse(budget.isExhausted)
+        }
+
+        // One budget for every settle of a computation: what one takes, the next does not have.
+        let shared = SpringSettling.Budget(checks: 50_000)
+        try SpringSettling.Budget.withCurrent(shared) {
+            XCTAssertNotNil(try? SpringSettling.settle([usual[0].0], restDelta: 0.01, restSpeed: 0.01))
+            let afterOne = shared.used
+            XCTAssertThrowsError(try SpringSettling.settle([aliasing], restDelta: band, restSpeed: 1e6)) { error in
+                XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: 50_000))
+            }
+            XCTAssertTrue(shared.isExhausted)
+            XCTAssertGreaterThan(afterOne, 0)
+            // Spent: even a usual spring is refused now.
+            XCTAssertThrowsError(try SpringSettling.settle([usual[1].0], restDelta: 0.01, restSpeed: 0.01)) { error in
+                XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: 50_000))
+            }
+        }
+
+        // A cancellable settle looks for its cancellation within the walk, not only between
+        // springs: it stops at the first charge, before the budget is touched.
+        let cancellation = Cancellation()
+        cancellation.cancel()
+        let untouched = SpringSettling.Budget(checks: SpringSettling.maxChecks)
+        try Cancellation.withCurrent(cancellation) {
+            try SpringSettling.Budget.withCurrent(untouched) {
+                XCTAssertThrowsError(try SpringSettling.settle([aliasing], restDelta: band, restSpeed: 1e6, cancellable: true)) { error in
+                    XCTAssertEqual(error as? SpringSettling.Failure, .cancelled)
+                }
+            }
+        }
+        XCTAssertEqual(untouched.used, 0)
+    }
+
     func testFirstCrossing() throws {
         struct Case { var name: String; var parameters: SpringParameters; var a: Double; var b: Double; var v0: Double }
         let crossing: [Case] = [

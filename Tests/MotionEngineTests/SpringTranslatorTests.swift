@@ -466,4 +466,19 @@ final class SpringTranslatorTests: XCTestCase {
         // machine; the bound leaves room for a loaded machine and sanitizers.
         XCTAssertLessThan(slowest, sanitized ? 60 : 10, "the slowest body took \(slowest) s: \(slowestBody)")
     }
+
+    /// A fit that runs out of the request's rest-grid checks says so, instead of claiming no
+    /// spring has the figures asked for.
+    func testAFitOutOfSettlingChecksSaysSo() throws {
+        let request = SpringFit.Request.dampingRatioSettlingTime(dampingRatio: 0.5, settlingTime: 1.5)
+        let fitted = try SpringFit.fit(request, velocity: 0, restDelta: 0.001)
+        XCTAssertGreaterThan(fitted.naturalFrequency, 0)
+        let budget = SpringSettling.Budget(checks: 100)
+        XCTAssertThrowsError(try SpringSettling.Budget.withCurrent(budget) { try SpringFit.fit(request, velocity: 0, restDelta: 0.001) }) { error in
+            guard case .unreachable(let field, let message)? = error as? SpringFit.Failure else { return XCTFail("\(error)") }
+            XCTAssertEqual(field, "settlingTime")
+            XCTAssertTrue(message.contains("checks of the 1 ms rest grid"), message)
+        }
+        XCTAssertTrue(budget.isExhausted)
+    }
 }

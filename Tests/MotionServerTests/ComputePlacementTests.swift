@@ -376,4 +376,73 @@ final class ComputePlacementTests: ServerTestCase {
         XCTAssertEqual(try head(larger, headerBytes: 16 * 1024), 200)
         XCTAssertEqual(try head(larger, headerBytes: 64 * 1024), 431)
     }
+
+    // MARK: - Springs that take many checks to settle
+
+    /// Springs oscillating at 1,000 Hz (ωd · 1 ms = 2π) look still at every millisecond of
+    /// the rest grid, so their rest time is found only by checking each: with `properties`
+    /// of them, 0.4 s a spring, 200 of them held a thread 78 s (release).
+    private func aliasingSprings(_ count: Int, extra: String = "") -> String {
+        let omega = 2 * Double.pi * 1000, decay = 12.0 / 3000
+        let properties = (0..<count).map { #"{"path":"x\#($0)","from":0,"to":0,"velocity":\#(1 + Double($0) * 1e-3)}"# }
+        return #"{"fps":1,"window":{"start":0,"end":1},"target":{},\#(extra)"output":{"events":false,"final":false},"motion":{"type":"spring","stiffness":\#(omega * omega + decay * decay),"damping":\#(2 * decay),"mass":1,"restDelta":\#(exp(-12) / omega),"restSpeed":1e6,"properties":[\#(properties.joined(separator: ","))]}}"#
+    }
+
+    /// Every spring a request settles draws on one budget of grid checks: such springs are a
+    /// 422 naming the spring, from the pool (the connection thread gives up after its own
+    /// small budget), and so are their easings, a retarget to them and the `/v1/springs`
+    /// fits that would need them; a usual spring is still answered on the connection thread.
+    func testSpringsThatNeedMillionsOfRestChecksAreRefused() throws {
+        let server = try startServer()
+        let usual = #"{"fps":60,"target":{"x":0},"motion":{"type":"spring","response":0.5,"dampingRatio":0.3,"properties":[{"path":"x","to":100}]}}"#
+        XCTAssertEqual(try post(server, "/v1/timelines", usual).status, 200)
+        XCTAssertEqual(try computations(server, "connection"), 1)
+
+        for count in [1, 200] {
+            let body = try assertProblem(post(server, "/v1/timelines", aliasingSprings(count)), status: 422)
+            let entries = problemEntries(body)
+            XCTAssertEqual(entries.first?.pointer, "/motion", body.description)
+            XCTAssertTrue(entries.first?.message.contains("checks of the 1 ms rest grid one request may spend") ?? false, body.description)
+        }
+        // Tried on the connection thread, given up there, refused on the pool.
+        XCTAssertEqual(try computations(server, "connection"), 1)
+        XCTAssertEqual(try computations(server, "compute"), 2)
+
+        // The same spring as an easing, settled while the document is decoded.
+        let omega = 2 * Double.pi * 1000, decay = 0.003
+        let easing = #"{"type":"spring","stiffness":\#(omega * omega + decay * decay),"damping":\#(2 * decay),"mass":1,"initialVelocity":1e9,"restSpeed":1e15,"restDelta":0.001}"#
+        let eased = try assertProblem(post(server, "/v1/timelines", #"{"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":\#(easing),"properties":[{"path":"x","to":1}]}}"#), status: 422)
+        XCTAssertTrue(problemEntries(eased).first?.message.contains("rest grid") ?? false, eased.description)
+
+        // A retarget to such a spring, under the session's lock: refused, the session unchanged.
+        let leaves = (0..<40).map { "\"a\($0)\":0" }.joined(separator: ",")
+        let created = try post(server, "/v1/sessions?speed=1", #"{"fps":1,"target":{"p":{\#(leaves)}},"motion":{"type":"tween","duration":10000,"properties":[{"path":"p","to":{\#(leaves.replacingOccurrences(of: ":0", with: ":1"))}}]}}"#)
+        XCTAssertEqual(created.status, 201, created.text)
+        let id = try XCTUnwrap(try created.json()["id"]?.string)
+        let targets = (0..<40).map { "\"a\($0)\":\(0.005 + Double($0) * 1e-7)" }.joined(separator: ",")
+        let slow = 8.2 / 8000
+        let retarget = try assertProblem(post(server, "/v1/sessions/\(id)/retarget", #"{"path":"p","to":{\#(targets)},"stiffness":\#(omega * omega + slow * slow),"damping":\#(2 * slow),"mass":1}"#), status: 422)
+        XCTAssertTrue(problemEntries(retarget).first?.message.contains("rest grid") ?? false, retarget.description)
+        let state = try get(server, "/v1/sessions/\(id)")
+        XCTAssertEqual(state.status, 200)
+        XCTAssertEqual(try state.json()["retargets"]?.array?.count, 0, state.text)
+        try assertHealthy(server)
+    }
+
+    /// A batch charges the reductions that fail too: 100 documents whose reduction each
+    /// gives up after up to 1,000,000 curve evaluations share the batch's 5,000,000, and the
+    /// later ones are refused for what is left (each was charged nothing, 7.2 s of a thread).
+    func testABatchChargesTheReductionsThatFail() throws {
+        let server = try startServer()
+        let document = #"{"fps":1,"target":{"x":0},"output":{"simplify":{"tolerance":1e-12},"events":false,"final":false},"motion":{"type":"tween","duration":19.9,"easing":{"type":"elastic.inOut","period":0.0001},"properties":[{"path":"x","to":1}]}}"#
+        let alone = try assertProblem(post(server, "/v1/timelines", document), status: 422)
+        XCTAssertEqual(problemEntries(alone).first?.pointer, "/output/simplify/tolerance")
+        let response = try post(server, "/v1/timelines/batch", "{\"documents\":[\(Array(repeating: document, count: 100).joined(separator: ","))]}")
+        XCTAssertEqual(response.status, 200, response.text)
+        let results = try XCTUnwrap(try response.json()["results"]?.array)
+        XCTAssertEqual(results.count, 100)
+        XCTAssertTrue(results.allSatisfy { $0["status"]?.int == 422 })
+        let leftOver = results.filter { ($0["errors"]?[0]?["message"]?.string ?? "").contains("what is left of its batch's 5000000") }
+        XCTAssertGreaterThan(leftOver.count, 50, results.prefix(12).map(\.description).joined(separator: "\n"))
+    }
 }

@@ -76,10 +76,16 @@ public enum TimelineExport {
             let cost = track.evaluationCost
             var limits = KeyframeReducer.Limits.default
             limits.maxEvaluations = min(limits.maxEvaluations, available - spent) / cost
+            // What the reduction evaluated, whether it answers or throws: a batch goes on
+            // after a document's 422 and must not get that work for free.
+            var evaluations = 0
+            defer {
+                let (charge, overflow) = evaluations.multipliedReportingOverflow(by: cost)
+                spent = overflow ? available : min(available, spent + charge)
+            }
             do {
                 let reduced = try KeyframeReducer.reduce(track: track, in: timeline, tolerance: tolerance,
-                                                         interpolation: interpolation, limits: limits)
-                spent += reduced.evaluations * cost
+                                                         interpolation: interpolation, limits: limits, evaluations: &evaluations)
                 bytes += reduced.times.count * perKeyframe
                 result.append(reduced)
             } catch {

@@ -338,6 +338,8 @@ public enum SpringSettling {
         /// The computation was cancelled before the rest time was found (`settle` with
         /// `cancellable`, `Cancellation`).
         case cancelled
+        /// Finding the rest times took more than the computation's `Budget` of grid checks.
+        case tooMuchWork(checks: Int)
 
         public var message: String {
             switch self {
@@ -347,6 +349,10 @@ public enum SpringSettling {
                 return "the spring takes more than \(format(limit)) s to come to rest"
             case .cancelled:
                 return Cancellation.message
+            case .tooMuchWork(let checks):
+                return "finding when the springs come to rest takes more than the \(checks) checks of the 1 ms rest grid one request may spend "
+                    + "(a spring that oscillates at nearly a multiple of 1000 Hz, or whose rest band is far narrower than its motion, "
+                    + "must be checked at every millisecond); give a larger restDelta or restSpeed, or more damping"
             }
         }
     }
@@ -359,6 +365,74 @@ public enum SpringSettling {
     ) -> Double? {
         try? settle(springs, restDelta: restDelta, restSpeed: restSpeed, maxRestTime: maxRestTime)
     }
+
+    /// The grid checks the springs of one computation may take between them to find their
+    /// rest times: about 0.17 s of one thread (87 ns a check, release build).
+    ///
+    /// A rest time is exact on the 1 ms grid: the scan walks back from the time the envelopes
+    /// guarantee the band and skips the stretches they prove inside it. A spring that
+    /// oscillates at nearly a multiple of 1,000 Hz looks still at every grid point while its
+    /// envelope proves nothing, so every millisecond up to the guarantee (up to
+    /// 4 × `defaultMaxRestTime`) must be checked: 0.4 s for one spring, and a request of 200
+    /// such springs (an 11.6 KB body) held a thread 78 s, a session retarget of 40 leaves
+    /// held its session 20 s. A usual spring takes tens of checks (`KernelTests`).
+    public static let maxChecks = 2_000_000
+
+    /// Grid checks for the work a connection thread does itself (about 2 ms): what needs
+    /// more goes to the compute pool (`Budget.isExhausted`).
+    public static let inlineChecks = 20_000
+
+    /// The grid checks left to one computation, shared by every `settle` in it: the server
+    /// gives one to each request it computes (`withBudget`). A `settle` outside any budget
+    /// (tests, the command line) has one of `maxChecks` to itself.
+    public final class Budget: @unchecked Sendable {
+        public let checks: Int
+        fileprivate var left: Int
+        /// Whether a `settle` found it spent (and threw `.tooMuchWork`).
+        public fileprivate(set) var isExhausted = false
+
+        public init(checks: Int) {
+            self.checks = checks
+            left = checks
+        }
+
+        /// Checks taken so far.
+        public var used: Int { checks - left }
+
+        /// Takes `count` checks; false, and exhausted, when there were not that many left.
+        fileprivate func take(_ count: Int) -> Bool {
+            guard count <= left else {
+                left = 0
+                isExhausted = true
+                return false
+            }
+            left -= count
+            return true
+        }
+
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create")
+            return key
+        }()
+
+        /// The budget of the computation this thread runs, if any.
+        public static var current: Budget? {
+            pthread_getspecific(key).map { Unmanaged<Budget>.fromOpaque($0).takeUnretainedValue() }
+        }
+
+        /// Runs `body` with `budget` as this thread's current one, then puts the previous back.
+        public static func withCurrent<Result>(_ budget: Budget, _ body: () throws -> Result) rethrows -> Result {
+            let previous = pthread_getspecific(key)
+            pthread_setspecific(key, UnsafeRawPointer(Unmanaged.passUnretained(budget).toOpaque()))
+            defer { pthread_setspecific(key, previous) }
+            return try withExtendedLifetime(budget) { try body() }
+        }
+    }
+
+    /// Checks between two charges to the budget (and looks for a cancellation when
+    /// `cancellable`): about 0.36 ms of walking.
+    static let checksPerCharge = 4_096
 
     /// Springs between two looks for a cancellation in `settle` (`cancellable`): about 1.1 ms
     /// of work (a spring settles in about 4.4 µs, release build), where a look costs a
@@ -480,6 +554,14 @@ public enum SpringSettling {
         }
         bounds.sort { $0.time > $1.time }
 
+        // Grid checks, charged to the computation's budget every `checksPerCharge`.
+        let budget = Budget.current ?? Budget(checks: maxChecks)
+        var checks = 0
+        func charge(looking: Bool = true) throws(Failure) {
+            if looking, cancellable, Cancellation.isRequested { throw .cancelled }
+            guard budget.take(checks) else { throw .tooMuchWork(checks: budget.checks) }
+            checks = 0
+        }
         var rest = 0  // grid index of the rest time: one past the last violation
         looks = PeriodicLook(every: springsPerLook)  // each pass looks after its own 256
         for bound in bounds {
@@ -488,6 +570,8 @@ public enum SpringSettling {
             let envelopes = Envelopes(spring)
             var k = Int((bound.time / grid).rounded(.up)) + 1
             while k >= rest {
+                checks &+= 1
+                if checks >= checksPerCharge { try charge() }
                 let t = Double(k) / 1000
                 let basis = spring.modes.basis(at: t)
                 let y = Swift.abs(spring.displacement(basis: basis))
@@ -509,6 +593,7 @@ public enum SpringSettling {
                 k -= Int(Swift.max(steps, 0)) + 1
             }
         }
+        try charge(looking: false)  // the work is done: the answer stands
         let time = Double(rest) / 1000
         guard time <= maxRestTime else { throw .exceedsLimit(maxRestTime) }
         return time

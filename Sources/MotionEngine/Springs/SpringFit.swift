@@ -82,8 +82,16 @@ public enum SpringFit {
 
     /// The fitted spring (mass 1), or why there is none.
     public static func fit(_ request: Request, velocity: Double, restDelta: Double) throws(Failure) -> SpringDescription {
+        // A search that ran out of the request's settling checks says so, rather than that
+        // no spring has the figures asked for.
+        var outOfChecks: SpringSettling.Failure?
         func settling(_ omega0: Double, _ zeta: Double) -> Double? {
-            try? SpringSettling.settle([spring(omega0, zeta).kernel(velocity: velocity)], restDelta: restDelta, restSpeed: restDelta)
+            do {
+                return try SpringSettling.settle([spring(omega0, zeta).kernel(velocity: velocity)], restDelta: restDelta, restSpeed: restDelta)
+            } catch {
+                if case .tooMuchWork = error { outOfChecks = error }
+                return nil
+            }
         }
         func relative(_ a: Double, _ b: Double) -> Double { Swift.abs(a - b) / Swift.abs(b) }
 
@@ -117,7 +125,13 @@ public enum SpringFit {
         // Measure every candidate; keep the one that misses least.
         var best: (spring: SpringDescription, miss: Double, field: String, detail: String)?
         for candidate in candidates {
-            guard let metrics = try? SpringMotionMetrics.measure(candidate.kernel(velocity: velocity), restDelta: restDelta) else { continue }
+            let metrics: SpringMotionMetrics
+            do {
+                metrics = try SpringMotionMetrics.measure(candidate.kernel(velocity: velocity), restDelta: restDelta)
+            } catch {
+                if case .tooMuchWork = error { outOfChecks = error }
+                continue
+            }
             var misses: [(Double, String, String)] = []
             switch request {
             case .overshootPeakTime(let overshoot, let peakTime):
@@ -133,6 +147,14 @@ public enum SpringFit {
             let worst = misses.max { $0.0 < $1.0 }!
             let detail = misses.map(\.2).joined(separator: ", ")
             if best == nil || worst.0 < best!.miss { best = (candidate, worst.0, worst.1, detail) }
+        }
+        if let outOfChecks {
+            let field: String
+            switch request {
+            case .overshootPeakTime: field = "peakTime"
+            case .overshootSettlingTime, .dampingRatioSettlingTime: field = "settlingTime"
+            }
+            throw .unreachable(field: field, message: outOfChecks.message)
         }
         guard let best else {
             let field: String

@@ -8,8 +8,9 @@ import Synchronization
 /// The engine looks at it where a document's work is divided: each curve-segment charge of
 /// the compiler (`TrackBuilder.charge`: before each property is built in each play, a `*`
 /// path making one property per element it reaches, and before a body's bounces); within
-/// one property, before each target of a chain of spring keyframes and every 256 springs
-/// settled together (`SpringSettling.settle`, `cancellable`); each track a reduction takes
+/// one property, before each target of a chain of spring keyframes, every 256 springs
+/// settled together and every 4,096 checks of their rest grid (`SpringSettling.settle`,
+/// `cancellable`); each track a reduction takes
 /// up; each track the `json` format samples, and every 65,536 samples of its frames layout
 /// and of `csv`; and every 256 KB the server's gzip writes. Once cancelled, the compiler
 /// stops as it stops at `--max-segments`, a reduction or encoder throws, and a grid being

@@ -585,6 +585,10 @@ final class Scheduler {
                     _ = builder.stillWanted()
                     return nil
                 }
+                if case .tooMuchWork = error {
+                    diagnostics.invalid(pointer, error.message)
+                    return nil
+                }
                 if Self.isUndamped(spring) {
                     settle = .infinity
                     settleBack = .infinity
