@@ -252,6 +252,15 @@ final class KeyframeReducerTests: XCTestCase {
             XCTAssertEqual(error.problems.first?.pointer, "/output/simplify/tolerance")
             XCTAssertTrue(error.problems.first?.message.contains("what is left of its batch's 5000000") ?? false, "\(error.problems)")
         }
+        // A failed reduction is charged what it evaluated: the batch's documents after it
+        // find the budget spent, and are told so.
+        XCTAssertEqual(short, 0)
+        do {
+            _ = try TimelineExport.reduce(timeline, tolerance: 0.01, interpolation: .linear, budget: &short)
+            XCTFail("reduced with nothing left")
+        } catch {
+            XCTAssertTrue(error.problems.first?.message.contains("its batch's 5000000 curve evaluations for reductions were spent") ?? false, "\(error.problems)")
+        }
         // The same curve added on itself ten times: each evaluation adds up ten layers.
         let layered = try compile(#"{"fps":1,"target":{"x":0},"motion":{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"easing":"\#(jagged)","properties":[{"path":"x","to":100}]}]}}"#)
         XCTAssertEqual(layered.tracks[0].evaluationCost, 11)

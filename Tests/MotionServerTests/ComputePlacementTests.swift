@@ -442,7 +442,10 @@ final class ComputePlacementTests: ServerTestCase {
         let results = try XCTUnwrap(try response.json()["results"]?.array)
         XCTAssertEqual(results.count, 100)
         XCTAssertTrue(results.allSatisfy { $0["status"]?.int == 422 })
-        let leftOver = results.filter { ($0["errors"]?[0]?["message"]?.string ?? "").contains("what is left of its batch's 5000000") }
+        let leftOver = results.filter {
+            let message = $0["errors"]?[0]?["message"]?.string ?? ""
+            return message.contains("what is left of its batch's 5000000") || message.contains("its batch's 5000000 curve evaluations for reductions were spent")
+        }
         XCTAssertGreaterThan(leftOver.count, 50, results.prefix(12).map(\.description).joined(separator: "\n"))
     }
 }

@@ -97,6 +97,8 @@ public enum TimelineExport {
                     message = "track '\(track.path)': the tolerance must be a positive number, not \(format(tolerance))"
                 case .toleranceNotMet(let deviation):
                     message = "track '\(track.path)' cannot be reduced within \(format(tolerance)): a deviation of \(format(deviation)) remains at the limits of the time resolution; use a larger tolerance"
+                case .tooManyEvaluations where available == 0:
+                    message = "its batch's \(maxTotalEvaluations) curve evaluations for reductions were spent by the documents before it; use a larger tolerance, or fewer documents to reduce in one batch"
                 case .tooManyEvaluations(let limit):
                     message = limit * cost < KeyframeReducer.Limits.default.maxEvaluations || cost > 1
                         ? "reducing every track within \(format(tolerance)) needs more than \(available) curve evaluations in all\(available < maxTotalEvaluations ? " (what is left of its batch's \(maxTotalEvaluations))" : ""); use a larger tolerance or fewer tracks"
