@@ -13,6 +13,7 @@ come back) or a wrong answer. The figures each probe measured are printed and, w
 
 import argparse
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -626,6 +627,27 @@ def export_work_documents():
     }
 
 
+def settle_work_documents():
+    """Springs whose rest times take a check at every millisecond of the 1 ms rest grid
+    (oscillating at 1,000 Hz, ωd · 1 ms = 2π): refused with a 422 naming the rest grid once a
+    request's 2,000,000 checks are spent. What they cost before (release build)."""
+    omega, decay = 2 * math.pi * 1000, 12.0 / 3000
+    easing = {"type": "spring", "stiffness": omega * omega + 0.003 ** 2, "damping": 0.006, "mass": 1,
+              "initialVelocity": 1e9, "restSpeed": 1e15, "restDelta": 0.001}
+    return {
+        # 11.6 KB: 78 s of one thread (0.4 s a spring, each property its own spring).
+        "200 springs at 1,000 Hz": {
+            "fps": 1, "window": {"start": 0, "end": 1}, "target": {}, "output": {"events": False, "final": False},
+            "motion": {"type": "spring", "stiffness": omega * omega + decay * decay, "damping": 2 * decay, "mass": 1,
+                       "restDelta": math.exp(-12) / omega, "restSpeed": 1e6,
+                       "properties": [{"path": f"x{i}", "from": 0, "to": 0, "velocity": 1 + i * 1e-3} for i in range(200)]}},
+        # 2.2 KB: 2.6 s, settled while the document was decoded.
+        "10 spring easings at 1,000 Hz": {
+            "target": {f"x{i}": 0 for i in range(10)},
+            "motion": {"type": "tween", "duration": 1, "properties": [{"path": f"x{i}", "to": 1, "easing": easing} for i in range(10)]}},
+    }
+
+
 def probe_compile_work(binary, short):
     """Documents that multiply the compiler's work (wildcards, stagger, repeats, bounces,
     paths of arcs), the decoder's ('*' walks, implicit starts) or an export's (channels of
@@ -662,6 +684,41 @@ def probe_compile_work(binary, short):
                 check(status == 422 and b"curves" in body and b"/output/format" in body, f"export work, {name}: {status} {body[:200]!r}")
                 check(cpu < 5, f"export work, {name}: {cpu:.1f} s of CPU")
                 figures[name] = round(cpu, 2)
+            for name, document in settle_work_documents().items():
+                before = server_cpu_seconds(server)
+                status, _, body, _ = post_json(server, "/v1/timelines", json.dumps(document, separators=(",", ":")), timeout=120)
+                cpu = server_cpu_seconds(server) - before
+                check(status == 422 and b"rest grid" in body, f"settle work, {name}: {status} {body[:200]!r}")
+                check(cpu < 5, f"settle work, {name}: {cpu:.1f} s of CPU")
+                figures[name] = round(cpu, 2)
+            # A retarget to such springs, under its session's lock (40 leaves: 20 s before).
+            leaves = {f"a{i}": 0 for i in range(40)}
+            status, headers, body, _ = post_json(server, "/v1/sessions?speed=1", json.dumps(
+                {"fps": 1, "target": {"p": leaves}, "motion": {"type": "tween", "duration": 1e4, "properties": [{"path": "p", "to": {k: 1 for k in leaves}}]}}))
+            check(status == 201, f"settle work, the session: {status} {body[:200]!r}")
+            location = json.loads(body)["id"] if status == 201 else "none"
+            slow = 8.2 / 8000
+            omega = 2 * math.pi * 1000
+            before = server_cpu_seconds(server)
+            status, _, body, _ = post_json(server, f"/v1/sessions/{location}/retarget", json.dumps(
+                {"path": "p", "to": {f"a{i}": 0.005 + i * 1e-7 for i in range(40)}, "stiffness": omega * omega + slow * slow, "damping": 2 * slow, "mass": 1}), timeout=120)
+            cpu = server_cpu_seconds(server) - before
+            check(status == 422 and b"rest grid" in body, f"settle work, the retarget: {status} {body[:200]!r}")
+            check(cpu < 5, f"settle work, the retarget: {cpu:.1f} s of CPU")
+            figures["retarget to 40 springs at 1,000 Hz"] = round(cpu, 2)
+            request(server, "DELETE", f"/v1/sessions/{location}")
+            # A batch's reductions share 5,000,000 evaluations, failed ones included (100
+            # documents whose reductions each failed: 7.2 s before).
+            failing = {"fps": 1, "target": {"x": 0}, "output": {"simplify": {"tolerance": 1e-12}, "events": False, "final": False},
+                       "motion": {"type": "tween", "duration": 19.9, "easing": {"type": "elastic.inOut", "period": 0.0001},
+                                  "properties": [{"path": "x", "to": 1}]}}
+            before = server_cpu_seconds(server)
+            status, _, body, _ = post_json(server, "/v1/timelines/batch", json.dumps({"documents": [failing] * 100}), timeout=120)
+            cpu = server_cpu_seconds(server) - before
+            check(status == 200 and b"were spent by the documents before it" in body, f"settle work, the failing batch: {status} {body[:200]!r}")
+            # Its 5,000,000 evaluations are about 0.5 s of a release build, 3.7 s of a debug one.
+            check(cpu < 15, f"reduction work, the failing batch: {cpu:.1f} s of CPU")
+            figures["batch of 100 failing reductions"] = round(cpu, 2)
             # 1,000 bytes, 200 elements × 199 spring segments: 0.4 s on a connection thread before.
             small = {"fps": 1, "target": {"i": [0] * 200}, "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
                      "motion": {"type": "spring", "response": 0.3, "dampingRatio": 0.5,
