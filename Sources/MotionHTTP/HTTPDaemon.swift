@@ -265,8 +265,10 @@ final class HTTPDaemon: @unchecked Sendable {
     /// before its springs have settled). A spring near 1,000 Hz held a connection thread
     /// 0.4 s, and 200 of them in one document 78 s, before.
     static func handleInline(_ request: HTTPRequest, router: Router) -> (response: HTTPResponse, route: String) {
-        let budget = SpringSettling.Budget(checks: SpringSettling.inlineChecks)
-        let (response, route) = SpringSettling.Budget.withCurrent(budget) { router.handle(request) }
+        let budget = SpringSettling.Budget.reused(checks: SpringSettling.inlineChecks)
+        let previous = budget.install()
+        defer { SpringSettling.Budget.uninstall(previous: previous) }
+        let (response, route) = router.handle(request)
         return budget.isExhausted ? (.computeOnPool, route) : (response, route)
     }
 
@@ -295,9 +297,9 @@ final class HTTPDaemon: @unchecked Sendable {
             }
             metrics.computed(inline: false)
             // Every spring the request settles draws on one budget of grid checks.
-            let (response, route) = SpringSettling.Budget.withCurrent(SpringSettling.Budget(checks: SpringSettling.maxChecks)) {
-                router.handle(computing)
-            }
+            let previous = SpringSettling.Budget.reused(checks: SpringSettling.maxChecks).install()
+            let (response, route) = router.handle(computing)
+            SpringSettling.Budget.uninstall(previous: previous)
             if cancellation.stoppedWork {
                 metrics.computationCancelled()
                 context.skip()

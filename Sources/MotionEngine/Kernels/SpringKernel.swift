@@ -386,7 +386,7 @@ public enum SpringSettling {
     /// gives one to each request it computes (`withBudget`). A `settle` outside any budget
     /// (tests, the command line) has one of `maxChecks` to itself.
     public final class Budget: @unchecked Sendable {
-        public let checks: Int
+        public fileprivate(set) var checks: Int
         fileprivate var left: Int
         /// Whether a `settle` found it spent (and threw `.tooMuchWork`).
         public fileprivate(set) var isExhausted = false
@@ -416,9 +416,49 @@ public enum SpringSettling {
             return key
         }()
 
+        /// Each thread's reusable budget (`reused(checks:)`), released when the thread ends.
+        private static let reusableKey: pthread_key_t = {
+            var key = pthread_key_t()
+            precondition(pthread_key_create(&key, { if let made = $0 { Unmanaged<Budget>.fromOpaque(made).release() } }) == 0, "pthread_key_create")
+            return key
+        }()
+
+        /// This thread's own budget, made on its first call and given `checks` afresh on
+        /// each: the server gives every request it computes a budget, and a request is one
+        /// thread's at a time, so one object a thread does (a new one each request was
+        /// about 250 instructions of the small document's). Not for a computation inside
+        /// another's `run` on the same thread.
+        public static func reused(checks: Int) -> Budget {
+            if let made = pthread_getspecific(reusableKey) {
+                let budget = Unmanaged<Budget>.fromOpaque(made).takeUnretainedValue()
+                budget.checks = checks
+                budget.left = checks
+                budget.isExhausted = false
+                return budget
+            }
+            let budget = Budget(checks: checks)
+            pthread_setspecific(reusableKey, UnsafeRawPointer(Unmanaged.passRetained(budget).toOpaque()))
+            return budget
+        }
+
         /// The budget of the computation this thread runs, if any.
         public static var current: Budget? {
             pthread_getspecific(key).map { Unmanaged<Budget>.fromOpaque($0).takeUnretainedValue() }
+        }
+
+        /// Makes this budget the thread's current one until `uninstall(previous:)` with what
+        /// this returns: for the server's every request, without a closure or generic
+        /// dispatch from another module (`withCurrent` is the scoped form). The caller keeps
+        /// the budget alive in between.
+        public func install() -> UnsafeMutableRawPointer? {
+            let previous = pthread_getspecific(Self.key)
+            pthread_setspecific(Self.key, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
+            return previous
+        }
+
+        /// Puts back the budget that was current before `install()`.
+        public static func uninstall(previous: UnsafeMutableRawPointer?) {
+            pthread_setspecific(key, previous)
         }
 
         /// Runs `body` with `budget` as this thread's current one, then puts the previous back.

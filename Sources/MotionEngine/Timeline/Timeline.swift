@@ -89,37 +89,40 @@ public struct Timeline: Sendable {
     /// declarations of one elastic rgba tween, 8 s at 60 fps, spent 1.50 of its 1.63 billion
     /// instructions rendering the colour by name, of which the curves took 0.31; see
     /// `ColourInstants` for the rest.)
-    struct ColourRecipe: Sendable {
+    ///
+    /// A class, made once: an output is copied wherever a timeline is, and a number's output
+    /// then carries one nil reference, not the recipe's fields (as a struct it cost the
+    /// small document about 150 instructions of copying).
+    final class ColourRecipe: Sendable {
         let base: Colour
-        /// The track of each `Colour.Component` (by raw value), or -1 when none drives it.
-        private var tracks = [Int](repeating: -1, count: Colour.Component.allCases.count)
-        private var hasHSB = false
+        /// The track of each component, or -1 when none drives it.
+        private let red: Int, green: Int, blue: Int, alpha: Int
+        private let hue: Int, saturation: Int, brightness: Int
 
         init(base: Colour, channels: [(component: String, track: Int)]) {
             self.base = base
+            var tracks = [Int](repeating: -1, count: Colour.Component.allCases.count)
             for (name, track) in channels {
-                guard let component = Colour.Component(name) else { continue }
-                tracks[component.rawValue] = track
-                if component.rawValue >= Colour.Component.hue.rawValue { hasHSB = true }
+                if let component = Colour.Component(name) { tracks[component.rawValue] = track }
             }
+            (red, green, blue, alpha) = (tracks[0], tracks[1], tracks[2], tracks[3])
+            (hue, saturation, brightness) = (tracks[4], tracks[5], tracks[6])
         }
 
         /// RGB channels first, then HSB components (from the colour so far), then alpha.
         func colour(_ value: (Int) -> Double) -> Colour {
             var colour = base
-            tracks.withUnsafeBufferPointer { track in
-                if track[0] >= 0 { colour.red = value(track[0]) }
-                if track[1] >= 0 { colour.green = value(track[1]) }
-                if track[2] >= 0 { colour.blue = value(track[2]) }
-                if hasHSB {
-                    var hsb = colour.hsb
-                    if track[4] >= 0 { hsb.hue = value(track[4]) }
-                    if track[5] >= 0 { hsb.saturation = value(track[5]) }
-                    if track[6] >= 0 { hsb.brightness = value(track[6]) }
-                    colour = Colour(hue: hsb.hue, saturation: hsb.saturation, brightness: hsb.brightness, alpha: colour.alpha)
-                }
-                if track[3] >= 0 { colour.alpha = value(track[3]) }
+            if red >= 0 { colour.red = value(red) }
+            if green >= 0 { colour.green = value(green) }
+            if blue >= 0 { colour.blue = value(blue) }
+            if hue >= 0 || saturation >= 0 || brightness >= 0 {
+                var hsb = colour.hsb
+                if hue >= 0 { hsb.hue = value(hue) }
+                if saturation >= 0 { hsb.saturation = value(saturation) }
+                if brightness >= 0 { hsb.brightness = value(brightness) }
+                colour = Colour(hue: hsb.hue, saturation: hsb.saturation, brightness: hsb.brightness, alpha: colour.alpha)
             }
+            if alpha >= 0 { colour.alpha = value(alpha) }
             return colour
         }
     }
