@@ -250,6 +250,37 @@ final class SessionOrderingTests: XCTestCase {
         }
     }
 
+    /// Watchers that follow the clock ask for the same intervals of events, and the session
+    /// encodes each interval once for all of them: the same lines, in either format, from one
+    /// encoding an interval (a session of 25,000 events a second and 100 watchers kept the
+    /// pacer busy all the time when each watcher's were encoded for it).
+    func testWatchersOfOneSessionShareTheirEventsEncoding() throws {
+        let document = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":0.01,"repeat":999,"properties":[{"path":"x","to":1}]}}"#
+        let session = try session(document: document)
+        let watchers = (0..<10).map { SessionWatcher(session: session, format: $0 == 9 ? .serverSentEvents : .ndjson, metrics: ServiceMetrics()) }
+        for watcher in watchers { XCTAssertTrue(session.addWatcher(watcher, limit: 10)) }
+        var reads: [[String]] = Array(repeating: [], count: watchers.count)
+        var encodingsPerRound: [Int] = []
+        for round in 1...5 {
+            let before = session.eventEncodings
+            for (index, watcher) in watchers.enumerated() {
+                var bytes: [UInt8] = []
+                _ = session.produce(for: watcher, format: watcher.format, atWall: 0.25 * Double(round), draining: false, into: &bytes)
+                let text = String(decoding: bytes, as: UTF8.self)
+                reads[index] += text.split(separator: "\n").map(String.init).filter { $0.contains(#""event":"#) }
+            }
+            encodingsPerRound.append(session.eventEncodings - before)
+        }
+        // The first read is the joining frame; then two or three frames a round, each
+        // carrying its interval's events, encoded once for the ten watchers (thirty times
+        // a round when each watcher's were encoded for it).
+        XCTAssertGreaterThan(reads[0].count, 80)
+        for index in 1..<9 { XCTAssertEqual(reads[index], reads[0]) }
+        XCTAssertEqual(reads[9].map { $0.replacingOccurrences(of: "data: ", with: "") }, reads[0])
+        XCTAssertEqual(encodingsPerRound.first, 0)
+        XCTAssertTrue(encodingsPerRound.dropFirst().allSatisfy { $0 >= 2 && $0 <= 3 }, "\(encodingsPerRound)")
+    }
+
     /// The bisection for a frame's first event, with the events of one instant a little out
     /// of time order (less than `timeEpsilon`), as `EventOrder` may leave them.
     func testFirstEventBisection() {
