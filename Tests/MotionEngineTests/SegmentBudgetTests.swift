@@ -100,21 +100,46 @@ final class SegmentBudgetTests: XCTestCase {
     /// is built, and the compiler goes on from what the paths spent.
     func testPathsAreChargedTogetherPerDrawnSegment() throws {
         let arcs = String(repeating: "a1e9 1 0 1 1 2 0 ", count: 4)
-        let pieces = try PathGeometry(svg: "M0 0 " + arcs).segmentCount
+        let geometry = try PathGeometry(svg: "M0 0 " + arcs)
+        let pieces = geometry.segmentCount
         XCTAssertGreaterThan(pieces, 4 * 100, "eccentric arcs are drawn in many pieces")
         XCTAssertEqual(PathGeometry.segmentWeight, 4)
+        // Their pieces take more than a usual cubic's table to measure: charged by the table.
+        let charge = geometry.charge
+        XCTAssertGreaterThanOrEqual(charge, 4 * pieces)
+        XCTAssertEqual(try PathGeometry(svg: "M0 0 L1 1 C2 2 3 1 4 0 L5 5").charge, 3 * 4, "lines and a usual cubic: 4 each")
         let node = #"{"type":"path","path":"M0 0 \#(arcs)","duration":1,"output":"p"}"#
         let document = #"{"fps":1,"target":{"p":{"x":0,"y":0}},"motion":{"type":"group","children":[\#(node),\#(node),\#(node)]}}"#
         // Three paths, then their two tracks (x, y) in each of the three plays.
-        let exact = 3 * 4 * pieces + 6
+        let exact = 3 * charge + 6
         XCTAssertEqual(try compile(document, limits: limits(exact)).segments, exact, "the count the live budget reserves")
         assertOverBudget(problems(document, limits: limits(exact - 1)), at: "/motion/children/2", limit: exact - 1)
         // The third path goes over while it is decoded, and only it is reported.
-        let error = problems(document, limits: limits(3 * 4 * pieces - 1))
+        let error = problems(document, limits: limits(3 * charge - 1))
         XCTAssertEqual(error.problems.map(\.pointer), ["/motion/children/2/path"], "\(error.problems)")
         XCTAssertTrue(error.problems[0].message.contains("max-segments") && error.problems[0].message.contains("4"), error.problems[0].message)
         // Over with the first: the other two are not built, and not reported.
-        XCTAssertEqual(problems(document, limits: limits(4 * pieces - 1)).problems.map(\.pointer), ["/motion/children/0/path"])
+        XCTAssertEqual(problems(document, limits: limits(charge - 1)).problems.map(\.pointer), ["/motion/children/0/path"])
+    }
+
+    /// A cubic that turns back on itself is measured in about 105 table entries, not 9:
+    /// 60,000 of them (900 KB) took 0.89 s to measure, charged as 240,000 segments. A path is
+    /// charged by its table when that is more, and measuring stops once the path is over
+    /// what the document has left.
+    func testCurvesThatTakeLongToMeasureAreChargedForIt() throws {
+        let kinked = "M0 0c" + String(repeating: " 21 0 -8 0 13 0", count: 1_000)
+        let geometry = try PathGeometry(svg: kinked)
+        XCTAssertEqual(geometry.segmentCount, 1_000)
+        XCTAssertGreaterThan(geometry.charge, 10 * 4 * 1_000, "charged by the table, far over 4 a segment")
+        // Stopped early: a fraction of the path, already over what it was allowed.
+        let stopped = try PathGeometry(svg: kinked, maxCharge: 5_000)
+        XCTAssertGreaterThan(stopped.charge, 5_000)
+        XCTAssertLessThan(stopped.segmentCount, 100)
+        let document = #"{"fps":1,"target":{"p":{"x":0,"y":0}},"motion":{"type":"path","path":"\#(kinked)","duration":1,"output":"p"}}"#
+        XCTAssertEqual(try compile(document, limits: limits(geometry.charge + 2)).segments, geometry.charge + 2)
+        let error = problems(document, limits: limits(geometry.charge - 1))
+        XCTAssertEqual(error.problems.map(\.pointer), ["/motion/path"], "\(error.problems)")
+        XCTAssertTrue(error.problems[0].message.contains("turn back on themselves"), error.problems[0].message)
     }
 
     /// An additive motion's play is charged one more for each additive layer already on its

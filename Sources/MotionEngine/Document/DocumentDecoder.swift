@@ -394,7 +394,9 @@ public struct DocumentDecoder: Sendable {
         let geometry = reader.value("path", required: true).flatMap { value -> PathGeometry? in
             // Once the document's paths are over the budget, no other is built.
             guard !context.pathsOverBudget else { return nil }
-            guard let geometry = PathElement.decode(value, at: reader.pointer("path"), diagnostics) else { return nil }
+            // Measuring stops once the path is over what the document has left.
+            guard let geometry = PathElement.decode(value, at: reader.pointer("path"), diagnostics,
+                                                    maxCharge: max(0, limits.maxSegments - context.pathSegments)) else { return nil }
             guard chargePath(geometry, at: reader.pointer("path"), &context, diagnostics) else { return nil }
             return geometry
         }
@@ -433,7 +435,8 @@ public struct DocumentDecoder: Sendable {
                         endPosition: endPosition, edgeBehavior: edgeBehavior, drive: drive)
     }
 
-    /// Charges a path's drawn segments, `PathGeometry.segmentWeight` each, to the document's
+    /// Charges a path's measuring (`PathGeometry.charge`: its drawn segments,
+    /// `PathGeometry.segmentWeight` each, or its curves' tables when larger) to the document's
     /// `max-segments` budget, which the compiler goes on spending (`TimelineDocument.pathSegments`).
     /// Each path is bounded on its own (`PathGeometry.defaultMaxSegments`), but the paths of a
     /// document were not: 150 path nodes of eccentric arcs in 945 KB made 15 million Bézier
@@ -441,10 +444,10 @@ public struct DocumentDecoder: Sendable {
     /// `pointer`, when the document's paths go over.
     private func chargePath(_ geometry: PathGeometry, at pointer: String, _ context: inout NodeContext,
                             _ diagnostics: Diagnostics) -> Bool {
-        guard let total = EngineLimits.segments(context.pathSegments, charging: geometry.segmentCount,
-                                                weight: PathGeometry.segmentWeight, limit: limits.maxSegments) else {
+        guard let total = EngineLimits.segments(context.pathSegments, charging: geometry.charge,
+                                                weight: 1, limit: limits.maxSegments) else {
             context.pathsOverBudget = true
-            diagnostics.invalid(pointer, "takes the document over \(limits.maxSegments) curve segments (max-segments): each drawn segment of a path counts \(PathGeometry.segmentWeight) (an arc is drawn as up to \(EllipticalArc.maxPieces) Bézier pieces), summed over the document's paths; use fewer or simpler paths")
+            diagnostics.invalid(pointer, "takes the document over \(limits.maxSegments) curve segments (max-segments): each drawn segment of a path counts \(PathGeometry.segmentWeight) (an arc is drawn as up to \(EllipticalArc.maxPieces) Bézier pieces), or its curves half of each piece they are measured in when they need more (curves that turn back on themselves), summed over the document's paths; use fewer or simpler paths")
             return false
         }
         context.pathSegments = total

@@ -160,11 +160,11 @@ extension PathElement {
     /// characters from 0); element-array problems are reported as in
     /// `PathElement.decodeElements`. Returns nil after recording a problem.
     public static func decode(_ json: JSON, at pointer: String, _ diagnostics: Diagnostics,
-                              maxSegments: Int = PathGeometry.defaultMaxSegments) -> PathGeometry? {
+                              maxSegments: Int = PathGeometry.defaultMaxSegments, maxCharge: Int = .max) -> PathGeometry? {
         switch json {
         case .string(let text):
             do {
-                return try PathGeometry(svg: text, maxSegments: maxSegments)
+                return try PathGeometry(svg: text, maxSegments: maxSegments, maxCharge: maxCharge)
             } catch {
                 diagnostics.invalid(pointer, "invalid path data at character \(error.offset): \(error.message)")
                 return nil
@@ -172,7 +172,7 @@ extension PathElement {
         case .array(let items):
             guard let elements = PathElement.decodeElements(items, at: pointer, diagnostics, maxSegments: maxSegments) else { return nil }
             do {
-                return try PathGeometry(elements: elements)
+                return try PathGeometry(elements: elements, maxCharge: maxCharge)
             } catch {
                 diagnostics.invalid(JSONPointer.appending(pointer, error.index), error.message)
                 return nil
