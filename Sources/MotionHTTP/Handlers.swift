@@ -424,10 +424,11 @@ struct Handlers: Sendable {
     }
 
     /// What a command or retarget on `session` answers before its body is read:
-    /// `computeOnPool` on a connection thread when the session's tracks and retargeted values pass the
-    /// inline bound (`LiveSession.fitsInline`), 415 unless the body is JSON.
+    /// `computeOnPool` on a connection thread when the session's tracks (once more for each
+    /// watcher) and retargeted values pass the inline bound (`LiveSession.commandFitsInline`),
+    /// 415 unless the body is JSON.
     private func refuseChange(_ request: HTTPRequest, to session: LiveSession) -> HTTPResponse? {
-        if let limit = request.inlineSampleLimit, !session.fitsInline(limit: limit) { return .computeOnPool }
+        if let limit = request.inlineSampleLimit, !session.commandFitsInline(limit: limit) { return .computeOnPool }
         return Self.requireJSON(request)?.response
     }
 
