@@ -383,8 +383,8 @@ public enum SpringSettling {
     public static let inlineChecks = 20_000
 
     /// The grid checks left to one computation, shared by every `settle` in it: the server
-    /// gives one to each request it computes (`withBudget`). A `settle` outside any budget
-    /// (tests, the command line) has one of `maxChecks` to itself.
+    /// gives one to each request it computes (`reused(checks:)`, `install()`). A `settle`
+    /// outside any budget (tests, the command line) has one of `maxChecks` to itself.
     public final class Budget: @unchecked Sendable {
         public fileprivate(set) var checks: Int
         fileprivate var left: Int
@@ -427,7 +427,7 @@ public enum SpringSettling {
         /// each: the server gives every request it computes a budget, and a request is one
         /// thread's at a time, so one object a thread does (a new one each request was
         /// about 250 instructions of the small document's). Not for a computation inside
-        /// another's `run` on the same thread.
+        /// another's on the same thread (between its `install()` and `uninstall`).
         public static func reused(checks: Int) -> Budget {
             if let made = pthread_getspecific(reusableKey) {
                 let budget = Unmanaged<Budget>.fromOpaque(made).takeUnretainedValue()
