@@ -69,15 +69,19 @@ let formats: [(String, String)] = [
 ]
 let frames = compiled(mix.replacingOccurrences(of: "OUTPUT", with: "{}")).frameCount
 say("exports: formats of one compiled timeline, \(trackCount) tracks × \(frames) frames (springs, elastic tweens, bouncing physics), ε = \(tolerance)")
-for (name, output) in formats {
-    let timeline = compiled(mix.replacingOccurrences(of: "OUTPUT", with: output))
-    let results = try measure { try TimelineExport.encode(timeline).body.count }
-    for result in results {
-        sample("exports.format.\(name)", [("ms", result.seconds * 1e3), ("bytes", Double(result.bytes))])
+/// Each output of `formats` over `document` (its `OUTPUT` replaced): ms and bytes an answer.
+func measureFormats(_ formats: [(String, String)], of document: String) throws {
+    for (name, output) in formats {
+        let timeline = compiled(document.replacingOccurrences(of: "OUTPUT", with: output))
+        let results = try measure { try TimelineExport.encode(timeline).body.count }
+        for result in results {
+            sample("exports.format.\(name)", [("ms", result.seconds * 1e3), ("bytes", Double(result.bytes))])
+        }
+        let median = results.map(\.seconds).sorted()[results.count / 2]
+        say("  \(name): \(fmt(median * 1e3)) ms, \(results[0].bytes) bytes")
     }
-    let median = results.map(\.seconds).sorted()[results.count / 2]
-    say("  \(name): \(fmt(median * 1e3)) ms, \(results[0].bytes) bytes")
 }
+try measureFormats(formats, of: mix)
 
 // Colours: every channel of a colour reads all of its tracks, so this is what rendering a
 // colour costs an export.
@@ -97,15 +101,7 @@ let colourFormats: [(String, String)] = [
     ("lottie-colours", #"{"format":"lottie","lottie":{"width":400,"height":200,"layers":[\#(colourLayers.joined(separator: ","))]}}"#),
 ]
 say("exports: \(colourCount) colours (elastic, back and spring rgba motions), 3 s at 60 fps")
-for (name, output) in colourFormats {
-    let timeline = compiled(colourDocument.replacingOccurrences(of: "OUTPUT", with: output))
-    let results = try measure { try TimelineExport.encode(timeline).body.count }
-    for result in results {
-        sample("exports.format.\(name)", [("ms", result.seconds * 1e3), ("bytes", Double(result.bytes))])
-    }
-    let median = results.map(\.seconds).sorted()[results.count / 2]
-    say("  \(name): \(fmt(median * 1e3)) ms, \(results[0].bytes) bytes")
-}
+try measureFormats(colourFormats, of: colourDocument)
 
 // 2. Reduction per track.
 say("exports: reduction of one track, ε = \(tolerance) on 0…100")

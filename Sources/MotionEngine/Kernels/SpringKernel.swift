@@ -463,9 +463,8 @@ public enum SpringSettling {
 
         /// Runs `body` with `budget` as this thread's current one, then puts the previous back.
         public static func withCurrent<Result>(_ budget: Budget, _ body: () throws -> Result) rethrows -> Result {
-            let previous = pthread_getspecific(key)
-            pthread_setspecific(key, UnsafeRawPointer(Unmanaged.passUnretained(budget).toOpaque()))
-            defer { pthread_setspecific(key, previous) }
+            let previous = budget.install()
+            defer { uninstall(previous: previous) }
             return try withExtendedLifetime(budget) { try body() }
         }
     }

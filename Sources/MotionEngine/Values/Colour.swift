@@ -44,18 +44,7 @@ public struct Colour: Sendable, Equatable {
     }
 
     public subscript(channel: String) -> Double {
-        get {
-            switch channel {
-            case "red": return red
-            case "green": return green
-            case "blue": return blue
-            case "alpha": return alpha
-            case "hue": return hsb.hue
-            case "saturation": return hsb.saturation
-            case "brightness": return hsb.brightness
-            default: return 0
-            }
-        }
+        get { Component(channel)?.value(of: self) ?? 0 }
         set {
             switch channel {
             case "red": red = newValue
