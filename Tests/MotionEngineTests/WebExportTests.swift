@@ -137,14 +137,15 @@ final class WebExportTests: XCTestCase {
             XCTAssertEqual(Array(repeating: split(a).value, count: 6).joined(separator: " "), split(b).value)
         }
 
-        // 250 colours, four channels each, each channel rendering its colour's three tracks
-        // (red, green and blue change; alpha does not): 3,000 curves.
+        // 250 colours, four channels each (a call of one reads the colour's remembered
+        // instant), and each colour's three tracks once (red, green and blue change; alpha
+        // does not), rendered at each new instant: 1,750 curves.
         let colours = 250
         let target = (0..<colours).map { ##""c\##($0)":"#336699""## }.joined(separator: ",")
         let properties = (0..<colours).map { ##"{"path":"c\##($0)","to":"#ff9933"}"## }.joined(separator: ",")
         let declarations = (0..<colours).map { #""--c\#($0)":"{c\#($0)}""# }.joined(separator: ",")
         let tints = try compile(#"{"target":{\#(target)},"motion":{"type":"tween","duration":0.5,"properties":[\#(properties)]},"output":{"format":"css","css":{"declarations":{\#(declarations)}}}}"#)
-        assertRefused(try CSSEncoder.encode(timeline: tints), "1000 animated channels to export, which evaluate 3000 curves", "colours")
+        assertRefused(try CSSEncoder.encode(timeline: tints), "1000 animated channels to export, which evaluate 1750 curves", "colours")
 
         // A reduction and the default tolerance charge their calls times the channel's cost.
         let timeline = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]},"output":{"format":"css"}}"#)
@@ -193,8 +194,8 @@ final class WebExportTests: XCTestCase {
     func testColourInstantsStayBounded() {
         let store = ColourInstants.Store()
         var calls = 0
-        let red = ColourInstants(store: store) { t in calls += 1; return Colour(red: t, green: 0, blue: 0) }
-        let blue = ColourInstants(store: store) { t in calls += 1; return Colour(red: 0, green: 0, blue: t) }
+        let red = ColourInstants(store: store, renderCost: 3) { t in calls += 1; return Colour(red: t, green: 0, blue: 0) }
+        let blue = ColourInstants(store: store, renderCost: 5) { t in calls += 1; return Colour(red: 0, green: 0, blue: t) }
         let capacity = ColourInstants.Store.capacity
         let times = (0..<capacity).map { Double($0) * 1e-3 }
         for t in times { XCTAssertEqual(red.colour(at: t).red, t) }
@@ -214,6 +215,68 @@ final class WebExportTests: XCTestCase {
         for t in times.prefix(100) { XCTAssertEqual(blue.colour(at: t).blue, t) }
         XCTAssertEqual(calls, capacity + 201)
         XCTAssertEqual(red.renders + blue.renders, calls)
+        // Every render is counted at its colour's cost, for the export's budget.
+        XCTAssertEqual(store.renderedCurves, 3 * red.renders + 5 * blue.renders)
+    }
+
+    /// A colour channel is charged one curve a call, and each render of its colour the
+    /// colour's tracks (`ExportBudget.charge`): the budget counts the work done, where it
+    /// used to charge every call the colour's full cost.
+    func testColourExportsAreChargedForTheirRenders() throws {
+        let timeline = try compile(##"{"fps":60,"target":{"tint":"rgba(20,40,200,0.3)"},"motion":{"type":"tween","duration":2,"easing":"elastic.out","properties":[{"path":"tint","to":"#fa8c14"}]},"output":{"format":"css"}}"##)
+        let resolver = ExportResolver(timeline)
+        guard case .success(.colour(let rgba)) = resolver.resolve("tint") else { return XCTFail("tint does not resolve to a colour") }
+        let instants = resolver.colourInstants(output: 0)
+        XCTAssertEqual(instants.renderCost, 4, "red, green, blue and alpha tracks")
+        XCTAssertEqual(rgba.map(\.cost), [1, 1, 1, 1])
+        XCTAssertEqual(rgba.map(\.worstCost), [5, 5, 5, 5])
+        var budget = ExportBudget(timeline: timeline)
+        let full = budget.evaluations
+        // The default tolerance's samples: the first channel renders every one of them, the
+        // second finds them all.
+        _ = try ExportKeyframes.tolerance(rgba[0], timeline, &budget)
+        XCTAssertEqual(instants.renders, ExportKeyframes.rangeSamples)
+        XCTAssertEqual(full - budget.evaluations, 5 * ExportKeyframes.rangeSamples)
+        var before = budget.evaluations
+        let tolerance = try ExportKeyframes.tolerance(rgba[1], timeline, &budget)
+        XCTAssertEqual(instants.renders, ExportKeyframes.rangeSamples)
+        XCTAssertEqual(before - budget.evaluations, ExportKeyframes.rangeSamples)
+        // A reduction: its calls, and four curves for each instant that was new.
+        var calls = 2 * ExportKeyframes.rangeSamples
+        for channel in rgba {
+            before = budget.evaluations
+            let renders = instants.renders
+            let reduced = try ExportKeyframes.reduce(channel, timeline, tolerance: tolerance, cubic: false, label: "tint", budget: &budget)
+            XCTAssertGreaterThan(reduced.evaluations, 1_000)
+            XCTAssertEqual(before - budget.evaluations, reduced.evaluations + 4 * (instants.renders - renders))
+            calls += reduced.evaluations
+        }
+        XCTAssertLessThan(instants.renders, calls * 3 / 4, "the channels' scans share their instants: fewer renders than calls")
+        XCTAssertEqual(full - budget.evaluations, calls + 4 * instants.renders)
+
+        // In css a colour is reduced premultiplied: red·alpha reads the colour's instant
+        // once and its alpha at the same instant again, charged as one call.
+        let premultiplied = CSSExport.premultiplied(rgba)
+        XCTAssertEqual(premultiplied.map { $0.cost }, [1, 1, 1, 1])
+        XCTAssertTrue(premultiplied.allSatisfy { $0.colour === instants })
+        for t in [0, 0.3, 1.7] {
+            XCTAssertEqual(premultiplied[1].value(t), rgba[1].value(t) * rgba[3].value(t))
+            XCTAssertEqual(premultiplied[3].value(t), rgba[3].value(t))
+        }
+        // Channels of two colours (or of none) are charged both.
+        let constant = ExportChannel(value: { _ in 0.5 }, hints: [], isConstant: true)
+        XCTAssertEqual(CSSExport.premultiplied([rgba[0], rgba[1], rgba[2], constant]).map { $0.cost }, [2, 2, 2, 1])
+
+        // Twenty-five staggered rgba colours in one stylesheet: refused after twelve when
+        // every call was charged the whole colour (32 curves a call in css, premultiplied).
+        let cards = (0..<25).map { _ in #"{"bg":"rgba(51,102,153,0.5)"}"# }.joined(separator: ",")
+        let declarations = (0..<25).map { #""--bg-\#($0)":"{cards.\#($0).bg}""# }.joined(separator: ",")
+        let document = #"{"fps":60,"target":{"cards":["# + cards + #"]},"motion":{"type":"tween","duration":1,"easing":"ease-in-out","stagger":{"each":0.05},"# +
+            #""properties":[{"path":"cards.*.bg","to":"rgba(255,153,51,1)"}]},"output":{"format":"css","css":{"declarations":{"# + declarations + "}}}}"
+        let css = text(try CSSEncoder.encode(timeline: try compile(document)))
+        XCTAssertEqual(css.components(separatedBy: "@keyframes").count - 1, 25)
+        XCTAssertTrue(css.contains("0% { --bg-24: rgb(51 102 153 / 0.5); }"))
+        XCTAssertTrue(css.contains("100% { --bg-24: rgb(255 153 51 / 1); }"))
     }
 
     func testMonotonePiecesSplitAtTheTurningPoint() {

@@ -245,11 +245,7 @@ enum CSSExport {
             // colours that way, so the composited colour stays within ε.
             let reduced = declaration.placeholders.flatMap { placeholder -> [ExportChannel] in
                 guard case .colour(let rgba) = placeholder else { return placeholder.channels }
-                let alpha = rgba[3]
-                return rgba.prefix(3).map { channel in
-                    ExportChannel(value: { t in channel.value(t) * alpha.value(t) }, hints: channel.hints, isConstant: channel.isConstant && alpha.isConstant,
-                                  cost: channel.cost &+ alpha.cost)
-                } + [alpha]
+                return premultiplied(rgba)
             }
             var tolerances: [Double] = []
             for channel in reduced { tolerances.append(try ExportKeyframes.tolerance(channel, timeline, &budget)) }
@@ -257,6 +253,20 @@ enum CSSExport {
                                                                             label: "\(declaration.property)", budget: &budget)
         }
         return (options, declarations)
+    }
+
+    /// A colour's channels as browsers interpolate them: red·alpha, green·alpha, blue·alpha
+    /// and alpha.
+    static func premultiplied(_ rgba: [ExportChannel]) -> [ExportChannel] {
+        let alpha = rgba[3]
+        return rgba.prefix(3).map { channel in
+            // Both read one colour at one instant: the alpha is the colour's last instant
+            // again (`ColourInstants`), a comparison rather than a curve.
+            let shared = channel.colour != nil && channel.colour === alpha.colour
+            return ExportChannel(value: { t in channel.value(t) * alpha.value(t) }, hints: channel.hints,
+                                 isConstant: channel.isConstant && alpha.isConstant,
+                                 cost: shared ? channel.cost : channel.cost &+ alpha.cost, colour: channel.colour ?? alpha.colour)
+        } + [alpha]
     }
 
     /// The window's length in milliseconds.

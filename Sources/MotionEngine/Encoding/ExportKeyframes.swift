@@ -39,6 +39,33 @@ struct ExportBudget {
         return DocumentError([Problem(pointer: pointer, message: "\(message); \(advice)", kind: .invalid)])
     }
 
+    /// The curves `channels`' colours have rendered so far: a mark to charge the renders of
+    /// what follows from (`charge(calls:each:rendersSince:of:)`). The colours of one export
+    /// share their `ColourInstants.Store`, so any colour channel's store counts them all.
+    static func renderMark(_ channels: [ExportChannel]) -> Int {
+        channels.first(where: { $0.colour != nil })?.colour?.store.renderedCurves ?? 0
+    }
+
+    /// Charges what evaluating `channels` took: `calls` calls of `each` curves, and the
+    /// renders of their colours since `mark` (`renderMark`); fails when that is more than was
+    /// left. Callers first `require` the worst case (every call a render), so the charge
+    /// fits; it is less by what the colours' remembered instants saved.
+    mutating func charge(calls: Int, each: Int, rendersSince mark: Int, of channels: [ExportChannel]) throws(DocumentError) {
+        let (spent, overflow) = calls.multipliedReportingOverflow(by: each)
+        evaluations -= overflow ? .max / 2 : spent
+        evaluations -= Self.renderMark(channels) &- mark
+        guard evaluations >= 0 else {
+            throw failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+        }
+    }
+
+    /// Fails unless `calls` calls of `each` curves (each channel's `worstCost`) fit what is left.
+    func require(calls: Int, each: Int) throws(DocumentError) {
+        let (needed, overflow) = calls.multipliedReportingOverflow(by: each)
+        guard overflow || needed > evaluations else { return }
+        throw failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
+    }
+
     /// Counts `count` keyframes of about `each` bytes.
     mutating func spend(keyframes count: Int, each: Int) throws(DocumentError) {
         bytes += count * each
@@ -75,8 +102,12 @@ enum ExportKeyframes {
     /// evaluations: each takes at least `minimumEvaluations` calls, each call its `cost`.
     static func checkChannelCount(_ animated: [ExportChannel], _ budget: inout ExportBudget) throws(DocumentError) {
         var curves = 0
+        var colours = Set<ObjectIdentifier>()
         for channel in animated {
-            let (sum, overflow) = curves.addingReportingOverflow(channel.cost)
+            var cost = channel.cost
+            // A colour's tracks once, however many channels read it.
+            if let colour = channel.colour, colours.insert(ObjectIdentifier(colour)).inserted { cost = cost &+ colour.renderCost }
+            let (sum, overflow) = curves.addingReportingOverflow(cost)
             curves = overflow ? .max : sum
         }
         let (needed, overflow) = curves.multipliedReportingOverflow(by: minimumEvaluations)
@@ -87,7 +118,7 @@ enum ExportKeyframes {
         if curves == animated.count {
             throw budget.failure("\(channels) to export; one answer reduces at most \(most) (\(each))")
         }
-        throw budget.failure("\(channels) to export, which \(animated.count == 1 ? "evaluates" : "evaluate") \(curves) curves in all (tracks, their additive layers, a colour's tracks for each of its channels); one answer reduces at most \(most) curves (\(each))")
+        throw budget.failure("\(channels) to export, which \(animated.count == 1 ? "evaluates" : "evaluate") \(curves) curves in all (tracks, their additive layers, a colour's tracks once and each of its channels); one answer reduces at most \(most) curves (\(each))")
     }
 
     /// Evaluations `defaultTolerance` spends on one channel.
@@ -97,11 +128,11 @@ enum ExportKeyframes {
     /// samples count against the answer's evaluations).
     static func tolerance(_ channel: ExportChannel, _ timeline: Timeline, _ budget: inout ExportBudget) throws(DocumentError) -> Double {
         if let given = timeline.options.simplify?.tolerance { return given }
-        budget.evaluations -= rangeSamples * channel.cost
-        guard budget.evaluations >= 0 else {
-            throw budget.failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
-        }
-        return defaultTolerance(channel, window: timeline.window)
+        try budget.require(calls: rangeSamples, each: channel.worstCost)
+        let mark = ExportBudget.renderMark([channel])
+        let tolerance = defaultTolerance(channel, window: timeline.window)
+        try budget.charge(calls: rangeSamples, each: channel.cost, rendersSince: mark, of: [channel])
+        return tolerance
     }
 
     /// One channel reduced (linear or cubic) within `tolerance`, its work counted in `budget`.
@@ -111,15 +142,15 @@ enum ExportKeyframes {
         try Cancellation.check()
         let shown = shown ?? tolerance
         var limits = KeyframeReducer.Limits.default
-        // Calls of `channel.value`, each evaluating `cost` curves.
-        limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations / channel.cost))
+        // Calls of `channel.value`, each evaluating at most `worstCost` curves.
+        limits.maxEvaluations = max(0, min(limits.maxEvaluations, budget.evaluations / max(1, channel.worstCost)))
+        let mark = ExportBudget.renderMark([channel])
+        let reduced: ReducedTrack
         do {
-            let reduced = try KeyframeReducer.reduce(channel.value, window: timeline.window, tolerance: tolerance,
-                                                     interpolation: cubic ? .cubic : .linear, hints: channel.hints,
-                                                     gridIntervals: KeyframeReducer.gridIntervals(frameCount: timeline.frameCount),
-                                                     limits: limits)
-            budget.evaluations -= reduced.evaluations * channel.cost
-            return reduced
+            reduced = try KeyframeReducer.reduce(channel.value, window: timeline.window, tolerance: tolerance,
+                                                 interpolation: cubic ? .cubic : .linear, hints: channel.hints,
+                                                 gridIntervals: KeyframeReducer.gridIntervals(frameCount: timeline.frameCount),
+                                                 limits: limits)
         } catch {
             switch error {
             case .tooManyKeyframes(let limit):
@@ -132,6 +163,8 @@ enum ExportKeyframes {
                 throw budget.failure("reducing \(label) within \(format(shown)) needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
             }
         }
+        try budget.charge(calls: reduced.evaluations, each: channel.cost, rendersSince: mark, of: [channel])
+        return reduced
     }
 
     /// Instants closer than this are one keyframe time (a jump found by two channels).
@@ -168,13 +201,9 @@ enum ExportKeyframes {
         try budget.spend(keyframes: merged.count * max(1, channels.count), each: 26)
         // Every channel is evaluated at every union time (twice at a jump): counted too, as
         // each of a declaration's channels may be costly (additive layers, a colour's tracks).
-        let perTime = channels.reduce(0) { $0 &+ $1.cost }
-        let jumps = merged.reduce(0) { $0 + ($1.jump ? 1 : 0) }
-        let (calls, overflow) = (merged.count + jumps).multipliedReportingOverflow(by: perTime)
-        budget.evaluations -= overflow ? .max / 2 : calls
-        guard budget.evaluations >= 0 else {
-            throw budget.failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
-        }
+        let instants = merged.count + merged.reduce(0) { $0 + ($1.jump ? 1 : 0) }
+        try budget.require(calls: instants, each: channels.reduce(0) { $0 &+ $1.worstCost })
+        let mark = ExportBudget.renderMark(channels)
         var result = UnionKeyframes()
         let start = timeline.window.start, end = timeline.window.end
         for item in merged {
@@ -188,6 +217,7 @@ enum ExportKeyframes {
                 result.values.append(channels.map { $0.value(item.t) })
             }
         }
+        try budget.charge(calls: instants, each: channels.reduce(0) { $0 &+ $1.cost }, rendersSince: mark, of: channels)
         return result
     }
 }
