@@ -279,6 +279,52 @@ final class WebExportTests: XCTestCase {
         XCTAssertTrue(css.contains("100% { --bg-24: rgb(255 153 51 / 1); }"))
     }
 
+    /// The keyframes' bytes are counted at their longest before they are written
+    /// (`Declaration.keyframeBytes`): the property (and waapi's key) on every keyframe, the
+    /// template's literal text escaped, each placeholder as often as the template names it.
+    /// Counting 26 bytes a channel, a 500 KB document (a track with a 250,000-character path,
+    /// 4,000 keyframes) wrote a 1 GB stylesheet and held 2 GB of memory.
+    func testExportedKeyframesAreCountedAtTheirLongestBeforeTheyAreWritten() throws {
+        let literal = String(repeating: #"a\"\t"#, count: 300)  // JSON text of quotes and tabs, which waapi escapes again
+        let path = "p" + String(repeating: "x", count: 3_000)
+        let documents = [
+            // One custom property per track: the path is the property's name.
+            #"{"fps":30,"target":{"\#(path)":0},"motion":{"type":"tween","duration":1,"easing":"steps(40)","properties":[{"path":"\#(path)","to":1}]},"output":{"format":"FORMAT"}}"#,
+            // Literal text, a path named four times, a colour twice.
+            ##"{"fps":30,"target":{"x":0,"tint":"#336699"},"motion":{"type":"tween","duration":1,"easing":"elastic.out","properties":[{"path":"x","to":100},{"path":"tint","to":"#ff9933"}]},"output":{"format":"FORMAT","css":{"declarations":{"--long":"\##(literal) {x} {x} {x} {x}","--tint":"{tint} {tint}","transform":"translate({x}px, 0)"}}}}"##,
+        ]
+        for document in documents {
+            for format in ["css", "waapi"] {
+                let timeline = try compile(document.replacingOccurrences(of: "FORMAT", with: format))
+                let (_, declarations) = try CSSExport.plan(timeline)
+                var estimate = 0
+                for declaration in declarations {
+                    guard let keyframes = declaration.keyframes else { continue }
+                    XCTAssertGreaterThan(keyframes.times.count, 2)
+                    estimate += keyframes.times.count * declaration.keyframeBytes
+                }
+                let written = try format == "css" ? CSSEncoder.encode(timeline: timeline) : WAAPIEncoder.encode(timeline: timeline)
+                // The rest of the answer (the rule, `@property`, the options) is under 1 KB here.
+                XCTAssertLessThanOrEqual(written.count, estimate + 1_024, "\(format): \(written.count) bytes written, \(estimate) counted")
+                XCTAssertGreaterThan(written.count * 3, estimate, "\(format): counted far beyond what is written")
+            }
+        }
+
+        // Past --max-response-bytes: a 422 before the keyframes are written.
+        var limits = EngineLimits.default
+        limits.maxResponseBytes = 200_000
+        let long = "p" + String(repeating: "x", count: 20_000)
+        let timeline = try compile(#"{"fps":60,"target":{"\#(long)":0},"motion":{"type":"tween","duration":1,"easing":"steps(20)","properties":[{"path":"\#(long)","to":1}]},"output":{"format":"css","simplify":{"tolerance":1e-9}}}"#,
+                                   limits: limits)
+        for format in ["css", "waapi"] {
+            XCTAssertThrowsError(try format == "css" ? CSSEncoder.encode(timeline: timeline) : WAAPIEncoder.encode(timeline: timeline)) { error in
+                let problem = (error as? DocumentError)?.problems.first
+                XCTAssertEqual(problem?.pointer, "/output/simplify/tolerance")
+                XCTAssertTrue(problem?.message.contains("more than 200000 bytes (max-response-bytes)") ?? false, problem?.message ?? "")
+            }
+        }
+    }
+
     func testMonotonePiecesSplitAtTheTurningPoint() {
         // A Hermite segment from 0 to 0 with slopes 1 and −1 over 2 s peaks at t = 1 (value 0.5).
         let reduced = ReducedTrack(times: [0, 2], values: [0, 0], slopes: [.init(incoming: 1, outgoing: 1), .init(incoming: -1, outgoing: -1)],

@@ -79,10 +79,42 @@ enum CSSExport {
             return result
         }
 
+        /// The most bytes one keyframe of the declaration takes, in a stylesheet or in
+        /// `waapi`'s JSON: its property (and waapi's key), the template's literal text
+        /// escaped, every placeholder the template names (a path named twice is written
+        /// twice) at its longest, and the keyframe's own text (offset, punctuation, a jump's
+        /// `animation-timing-function: step-start;`). The answer's size is checked against
+        /// `--max-response-bytes` with it: counting 26 bytes a channel, a 500 KB document
+        /// (one track with a 250,000-character path, 4,000 keyframes) wrote a 1 GB
+        /// stylesheet and held 2 GB.
+        var keyframeBytes: Int {
+            var bytes = 96 + CSSExport.escapedLength(property) + CSSExport.escapedLength(WAAPIEncoder.keyframeKey(property))
+            var index = 0
+            for part in template.parts {
+                switch part {
+                case .text(let text):
+                    bytes += CSSExport.escapedLength(text)
+                case .placeholder:
+                    if case .colour = placeholders[slots[index]] {
+                        bytes += 16 + 4 * (JSONWriter.maxNumberBytes + 1)  // `rgb(R G B / A)`
+                    } else {
+                        bytes += JSONWriter.maxNumberBytes
+                    }
+                    index += 1
+                }
+            }
+            return bytes
+        }
+
         /// Every channel's value at t.
         func values(at t: Double) -> [Double] {
             placeholders.flatMap { $0.channels.map { $0.value(t) } }
         }
+    }
+
+    /// The bytes `text` takes as a JSON string (quotes and escapes), at least its own.
+    static func escapedLength(_ text: String) -> Int {
+        JSONWriter.withEscaped(text) { $0.count }
     }
 
     /// `rgb(R G B / A)` with channels in 0…255 written in full precision.
@@ -250,7 +282,8 @@ enum CSSExport {
             var tolerances: [Double] = []
             for channel in reduced { tolerances.append(try ExportKeyframes.tolerance(channel, timeline, &budget)) }
             declarations[index].keyframes = try ExportKeyframes.linearUnion(channels, reducing: reduced, timeline, tolerances: tolerances,
-                                                                            label: "\(declaration.property)", budget: &budget)
+                                                                            label: "\(declaration.property)",
+                                                                            keyframeBytes: declaration.keyframeBytes, budget: &budget)
         }
         return (options, declarations)
     }
@@ -298,9 +331,12 @@ public enum CSSEncoder: TimelineFormatEncoder {
 
     public static func encode(timeline: Timeline) throws(DocumentError) -> [UInt8] {
         let (options, declarations) = try CSSExport.plan(timeline)
-        var css = ""
+        // Written as bytes (not one `String` copied at the end): the answer is up to
+        // `--max-response-bytes`, held once.
+        var css: [UInt8] = []
+        func add(_ text: String) { css.append(contentsOf: text.utf8) }
         for declaration in declarations where declaration.registered != nil {
-            css += "@property \(declaration.property) { syntax: '<number>'; inherits: false; initial-value: \(declaration.registered ?? "0"); }\n"
+            add("@property \(declaration.property) { syntax: '<number>'; inherits: false; initial-value: \(declaration.registered ?? "0"); }\n")
         }
         var names: [String] = []
         var constant: [String] = []
@@ -311,10 +347,10 @@ public enum CSSEncoder: TimelineFormatEncoder {
             }
             let name = "\(options.name)-\(names.count)"
             names.append(name)
-            css += "@keyframes \(name) {\n"
+            add("@keyframes \(name) {\n")
             if timeline.window.end <= timeline.window.start || keyframes.times.count == 1 {
                 // A window of one instant: its value throughout.
-                css += "  0%, 100% { \(declaration.property): \(declaration.text(keyframes.values[keyframes.values.count - 1])); }\n}\n"
+                add("  0%, 100% { \(declaration.property): \(declaration.text(keyframes.values[keyframes.values.count - 1])); }\n}\n")
                 continue
             }
             let offsets = CSSExport.offsets(keyframes, timeline)
@@ -324,29 +360,29 @@ public enum CSSEncoder: TimelineFormatEncoder {
                     // Before the jump (step-start: the next keyframe's value from this instant on).
                     var at = offsets[k], after = offsets[k] + jumpOffset
                     if after > 1 { after = 1; at = 1 - jumpOffset }
-                    css += "  \(percent(at)) { \(declaration.property): \(declaration.text(keyframes.values[k])); animation-timing-function: step-start; }\n"
-                    css += "  \(percent(after)) { \(declaration.property): \(declaration.text(keyframes.values[k + 1])); }\n"
+                    add("  \(percent(at)) { \(declaration.property): \(declaration.text(keyframes.values[k])); animation-timing-function: step-start; }\n")
+                    add("  \(percent(after)) { \(declaration.property): \(declaration.text(keyframes.values[k + 1])); }\n")
                     k += 2
                     continue
                 }
-                css += "  \(percent(offsets[k])) { \(declaration.property): \(declaration.text(keyframes.values[k])); }\n"
+                add("  \(percent(offsets[k])) { \(declaration.property): \(declaration.text(keyframes.values[k])); }\n")
                 k += 1
             }
-            css += "}\n"
+            add("}\n")
         }
-        css += "\(options.selector) {\n"
-        css += constant.joined()
+        add("\(options.selector) {\n")
+        add(constant.joined())
         if !names.isEmpty {
-            css += "  animation-name: \(names.joined(separator: ", "));\n"
-            css += "  animation-duration: \(format(CSSExport.durationMilliseconds(timeline)))ms;\n"
-            css += "  animation-timing-function: linear;\n"
-            css += "  animation-delay: 0s;\n"
-            css += "  animation-iteration-count: 1;\n"
-            css += "  animation-direction: normal;\n"
-            css += "  animation-fill-mode: both;\n"
+            add("  animation-name: \(names.joined(separator: ", "));\n")
+            add("  animation-duration: \(format(CSSExport.durationMilliseconds(timeline)))ms;\n")
+            add("  animation-timing-function: linear;\n")
+            add("  animation-delay: 0s;\n")
+            add("  animation-iteration-count: 1;\n")
+            add("  animation-direction: normal;\n")
+            add("  animation-fill-mode: both;\n")
         }
-        css += "}\n"
-        return Array(css.utf8)
+        add("}\n")
+        return css
     }
 
     static func percent(_ offset: Double) -> String { "\(format(offset * 100))%" }

@@ -66,9 +66,10 @@ struct ExportBudget {
         throw failure("the export needs more than the \(TimelineExport.maxTotalEvaluations) curve evaluations one answer may spend")
     }
 
-    /// Counts `count` keyframes of about `each` bytes.
+    /// Counts `count` keyframes of at most `each` bytes.
     mutating func spend(keyframes count: Int, each: Int) throws(DocumentError) {
-        bytes += count * each
+        let (added, overflow) = count.multipliedReportingOverflow(by: each)
+        bytes = overflow ? .max : bytes.addingReportingOverflow(added).overflow ? .max : bytes + added
         if bytes > maxBytes {
             throw failure("the exported keyframes would take more than \(maxBytes) bytes (max-response-bytes)")
         }
@@ -179,7 +180,8 @@ enum ExportKeyframes {
     /// in CSS is reduced premultiplied, as browsers interpolate it); the values written are
     /// those of `channels`.
     static func linearUnion(_ channels: [ExportChannel], reducing reducedChannels: [ExportChannel]? = nil, _ timeline: Timeline,
-                            tolerances: [Double], label: String, budget: inout ExportBudget) throws(DocumentError) -> UnionKeyframes {
+                            tolerances: [Double], label: String, keyframeBytes: Int,
+                            budget: inout ExportBudget) throws(DocumentError) -> UnionKeyframes {
         var candidates: [(t: Double, jump: Bool)] = [(timeline.window.start, false), (timeline.window.end, false)]
         for (index, channel) in (reducedChannels ?? channels).enumerated() where !channel.isConstant {
             let reduced = try reduce(channel, timeline, tolerance: tolerances[index] / 2, shown: tolerances[index], cubic: false, label: label, budget: &budget)
@@ -198,10 +200,10 @@ enum ExportKeyframes {
             }
             merged.append(candidate)
         }
-        try budget.spend(keyframes: merged.count * max(1, channels.count), each: 26)
         // Every channel is evaluated at every union time (twice at a jump): counted too, as
         // each of a declaration's channels may be costly (additive layers, a colour's tracks).
         let instants = merged.count + merged.reduce(0) { $0 + ($1.jump ? 1 : 0) }
+        try budget.spend(keyframes: instants, each: keyframeBytes)
         try budget.require(calls: instants, each: channels.reduce(0) { $0 &+ $1.worstCost })
         let mark = ExportBudget.renderMark(channels)
         var result = UnionKeyframes()

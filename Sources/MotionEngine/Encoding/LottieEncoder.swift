@@ -141,7 +141,9 @@ public enum LottieEncoder: TimelineFormatEncoder {
         let reduced = try ExportKeyframes.reduce(channel, timeline, tolerance: tolerance, cubic: true,
                                                  label: "'\(path)'", budget: &budget)
         let keys = monotonePieces(reduced)
-        try budget.spend(keyframes: keys.count, each: 120)
+        // `{"t":…,"s":[…],"o":{"x":[…],"y":[…]},"i":{"x":[…],"y":[…]}}`: the time, the
+        // value's copies and four handle numbers, each at its longest.
+        try budget.spend(keyframes: keys.count, each: 48 + (5 + dimensions) * (JSONWriter.maxNumberBytes + 1))
         w.raw("{\"a\":1,\"k\":[")
         for k in keys.indices {
             if k > 0 { w.byte(UInt8(ascii: ",")) }
@@ -244,7 +246,7 @@ public enum LottieEncoder: TimelineFormatEncoder {
         var tolerances: [Double] = []
         for channel in channels { tolerances.append(try ExportKeyframes.tolerance(channel, timeline, &budget)) }
         if let shared = try sharedCubic(channels, timeline, tolerances: tolerances, label: label, budget: &budget) {
-            try budget.spend(keyframes: shared.times.count, each: 200)
+            try budget.spend(keyframes: shared.times.count, each: 48 + (5 + channels.count) * (JSONWriter.maxNumberBytes + 1))
             w.raw("{\"a\":1,\"k\":[")
             for k in shared.times.indices {
                 if k > 0 { w.byte(UInt8(ascii: ",")) }
@@ -268,7 +270,8 @@ public enum LottieEncoder: TimelineFormatEncoder {
             w.raw("]}")
             return
         }
-        let keyframes = try ExportKeyframes.linearUnion(channels, timeline, tolerances: tolerances, label: label, budget: &budget)
+        let keyframes = try ExportKeyframes.linearUnion(channels, timeline, tolerances: tolerances, label: label,
+                                                        keyframeBytes: 64 + (1 + channels.count) * (JSONWriter.maxNumberBytes + 1), budget: &budget)
         w.raw("{\"a\":1,\"k\":[")
         for k in keyframes.times.indices {
             if k > 0 { w.byte(UInt8(ascii: ",")) }
