@@ -171,11 +171,15 @@ struct Handlers: Sendable {
             } else {
                 timeline = try compiler.compile(document)
             }
+            // Encoded before the tag is kept or matched: an export or a reduction can still
+            // be a 422 here (its budgets, --max-response-bytes), and a 304 promises the
+            // client a 200 it never had (found by an adversarial review: `If-None-Match: *`
+            // on a css export over its budget, then its tag, answered 304 twice).
+            let (contentType, body) = try TimelineExport.encode(timeline)
             let digest = revalidation.tag ?? RequestTag.digest(for: json, kind: "timeline")
             validatedTags.insert(digest)
             let tag = digest.quotedHex
             if let answer = Self.notModified(request, tag: tag) { return answer }
-            let (contentType, body) = try TimelineExport.encode(timeline)
             if contentType == "application/json" { return .json(200, body, headers: [("ETag", tag)]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", contentType), ("ETag", tag)], body: body)
         } catch {

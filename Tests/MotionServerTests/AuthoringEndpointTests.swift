@@ -56,6 +56,17 @@ final class AuthoringEndpointTests: ServerTestCase {
                            headers: [("If-None-Match", "*")])
         XCTAssertEqual(bad.status, 422)
         XCTAssertNil(etag(bad))
+        // A document that compiles but whose export is refused (3,000 steps in one second
+        // cannot be kept within 1e-9 at the reduction's time resolution) is a 422 whatever
+        // the client holds: no 304 promises an answer it never had, and no tag is kept.
+        let refusedExport = #"{"fps":10,"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":"steps(3000)","properties":[{"path":"x","to":1}]},"output":{"format":"css","simplify":{"tolerance":1e-9}}}"#
+        let refused = try post(server, "/v1/timelines", refusedExport)
+        XCTAssertEqual(refused.status, 422, refused.text)
+        for field in ["*", #""00000000000000000000000000000000", *"#, "*", tag] {
+            let again = try post(server, "/v1/timelines", refusedExport, headers: [("If-None-Match", field)])
+            XCTAssertEqual(again.status, 422, field)
+            XCTAssertNil(etag(again))
+        }
     }
 
     func testETagChangesWithWhatShapesTheAnswerAndNeverOtherwise() throws {
