@@ -504,10 +504,20 @@ struct Handlers: Sendable {
         guard let text = request.query["speed"] else { return .success(1) }
         let range = allowZero ? "0 (unpaced) or from 0.000001 to 1000000" : "from 0.000001 to 1000000"
         guard let value = decimalNumber(text),
-              (allowZero && value == 0) || (value >= minimumSpeed && value <= maximumSpeed) else {
+              (allowZero && value == 0 && writesZero(text)) || (value >= minimumSpeed && value <= maximumSpeed) else {
             return .failure(.badRequest("speed must be a decimal number, \(range), not '\(text)'", parameter: "speed"))
         }
-        return .success(value)
+        return .success(value == 0 ? 0 : value)
+    }
+
+    /// Whether the digits of `text` before its exponent are all zeros (`0`, `-0.00`, `0e5`):
+    /// a number that underflows to 0 (`1e-400`) is not a request for an unpaced stream.
+    static func writesZero(_ text: String) -> Bool {
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
+            if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(byte) { return false }
+        }
+        return true
     }
 
     /// `text` as a number when it is written as JSON writes numbers (RFC 8259 §6), else nil.

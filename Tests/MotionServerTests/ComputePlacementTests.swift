@@ -44,6 +44,22 @@ final class ComputePlacementTests: ServerTestCase {
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 
+    /// `speed=0` (an unpaced stream) is a zero as written, not a number that underflows to
+    /// one: `1e-400` was taken for 0 and streamed every frame at once.
+    func testAnUnpacedStreamIsAskedForByAZeroNotByAnUnderflow() throws {
+        let server = try startServer()
+        for speed in ["1e-400", "-1e-400", "0.0000000000000000000000000000000000000000000000000000000000001e-300"] {
+            let response = try post(server, "/v1/streams?speed=\(speed)", document(seconds: 1))
+            XCTAssertEqual(try assertProblem(response, status: 400)["errors"]?[0]?["parameter"], "speed", speed)
+        }
+        let unpaced = try streamLines(server, document(seconds: 1)).body
+        for speed in ["-0", "0.000", "0e5", "-0.0E-7"] {
+            let response = try post(server, "/v1/streams?speed=\(speed)", document(seconds: 1))
+            XCTAssertEqual(response.status, 200, speed)
+            XCTAssertEqual(String(decoding: response.body, as: UTF8.self), unpaced, speed)
+        }
+    }
+
     func testASmallStreamStartsOnTheConnectionThreadAndALongOneOnThePool() throws {
         let server = try startServer()
         let pooled = try startServer(["--inline-max-body-bytes", "0"])
