@@ -45,6 +45,12 @@ final class LiveSession: @unchecked Sendable {
     let maxRetargets: Int
     /// Values set by retargets so far (`maxRetargets`).
     private var retargetedValues = 0
+    /// The state document's names (every track's path, every retarget's path), counted as
+    /// samples at `pathBytesPerSample` bytes each for `fitsInline`.
+    private var pathBytes = 0
+    /// Bytes of names a sample stands for when a state document's size is weighed: about
+    /// what a sample itself takes in it (a shortest-form number and its punctuation).
+    static let pathBytesPerSample = 24
     /// The last frame objects written (their JSON, without the line framing) by time: the
     /// watchers of a session cross the same grid times, so all but the first one to write a
     /// frame copy its bytes instead of sampling and encoding it again. A few entries, so
@@ -114,6 +120,7 @@ final class LiveSession: @unchecked Sendable {
         self.maxBacklogEvents = maxBacklogEvents
         self.maxRetargets = maxRetargets
         self.unwatchedSince = wall
+        self.pathBytes = timeline.tracks.reduce(0) { $0 &+ $1.path.utf8.count }
     }
 
     var framesPath: String { "/v1/sessions/\(id)/frames" }
@@ -125,9 +132,20 @@ final class LiveSession: @unchecked Sendable {
     /// as samples. (The state of a session with 10,000 retargets, `--max-retargets`'
     /// default, is 475 KB and took about 4.9 ms an answer in a release build; with none,
     /// under 0.3 ms. Ten retargets of 1,000 values each make a state of 237 KB: counting
-    /// retargets rather than their values kept those on the connection threads.)
+    /// retargets rather than their values kept those on the connection threads.) The paths
+    /// count too, `pathBytesPerSample` bytes a sample: 2,000 tracks named in 200 bytes each
+    /// make a state of 430 KB, about 4.6 ms to write and compress, which 16 readers turned
+    /// into a `/healthz` p99 of 111 ms (found by an adversarial review).
     func fitsInline(limit: Int) -> Bool {
-        lock.withLock { timeline.tracks.count + retargetedValues <= limit }
+        lock.withLock { inlineSamples(watchers: 0) <= limit }
+    }
+
+    /// What `fitsInline` weighs (under the lock): the state's tracks, retargeted values and
+    /// names, the tracks once more for each of `watchers`; `Int.max` when it overflows.
+    private func inlineSamples(watchers: Int) -> Int {
+        let (frames, overflow) = timeline.tracks.count.multipliedReportingOverflow(by: 1 + watchers)
+        let (total, overflowed) = frames.addingReportingOverflow(retargetedValues &+ pathBytes / Self.pathBytesPerSample)
+        return overflow || overflowed ? .max : total
     }
 
     /// As `fitsInline`, for a command or retarget, which also gives every watcher the
@@ -135,11 +153,7 @@ final class LiveSession: @unchecked Sendable {
     /// `seek` on a session of 1,990 tracks with 100 watchers held a connection thread
     /// 30–46 ms (found by an adversarial review).
     func commandFitsInline(limit: Int) -> Bool {
-        lock.withLock {
-            let (frames, overflow) = timeline.tracks.count.multipliedReportingOverflow(by: 1 + streams.count)
-            let (total, overflowed) = frames.addingReportingOverflow(retargetedValues)
-            return !overflow && !overflowed && total <= limit
-        }
+        lock.withLock { inlineSamples(watchers: streams.count) <= limit }
     }
 
     // MARK: - State
@@ -312,6 +326,7 @@ final class LiveSession: @unchecked Sendable {
                 }
             }
             retargets.append((path, value, time))
+            pathBytes &+= path.utf8.count
             var w = JSONWriter(capacity: 128)
             w.raw(",\"path\":")
             w.string(path)

@@ -234,6 +234,18 @@ final class ComputePlacementTests: ServerTestCase {
         }
         XCTAssertEqual(try computations(server, "compute"), onPool, "other reads stay on the connection thread")
 
+        // The names count too, 24 bytes a sample: one track named in 47 bytes is two samples
+        // (on the connection thread), in 48 three (on the pool). 2,000 tracks named in 200
+        // bytes each made a 430 KB state on the connection threads.
+        for (length, pooled) in [(47, false), (48, true)] {
+            let name = String(repeating: "n", count: length)
+            let id = try session(server, #"{"fps":1,"target":{"\#(name)":0},"motion":{"type":"tween","duration":100,"properties":[{"path":"\#(name)","to":1}]}}"#)
+            onPool = try computations(server, "compute")
+            let state = try get(server, "/v1/sessions/\(id)")
+            XCTAssertEqual(try state.json()["values"]?[name]?.double, 0, state.text)
+            XCTAssertEqual(try computations(server, "compute"), onPool + (pooled ? 1 : 0), "a track named in \(length) bytes")
+        }
+
         // Every value a retarget sets counts, not the retarget: its state lists them all.
         let bounded = try startServer(["--inline-max-samples", "3"])
         let pair = try session(bounded, #"{"fps":1,"target":{"p":{"x":0,"y":0}},"motion":{"type":"tween","duration":100,"properties":[{"path":"p","to":{"x":1,"y":1}}]}}"#)
