@@ -325,6 +325,23 @@ final class WebExportTests: XCTestCase {
         }
     }
 
+    /// The smallest tolerance the document may give (5e-324) cannot be halved for a
+    /// declaration's channels: the 422 says so rather than calling it not positive.
+    func testAToleranceTooSmallToHalveSaysSo() throws {
+        for format in ["css", "waapi", "lottie"] {
+            let lottie = format == "lottie" ? #","lottie":{"width":100,"height":100,"layers":[{"name":"a","position":["{x}",0]}]}"# : ""
+            let timeline = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":1,"easing":"ease-in-out","properties":[{"path":"x","to":100}]},"output":{"format":"\#(format)","simplify":{"tolerance":5e-324}\#(lottie)}}"#)
+            XCTAssertThrowsError(try TimelineExport.encode(timeline), format) { error in
+                let problem = (error as? DocumentError)?.problems.first
+                XCTAssertEqual(problem?.pointer, "/output/simplify/tolerance", format)
+                XCTAssertFalse(problem?.message.contains("the tolerance 5e-324 is not a positive number") ?? true, problem?.message ?? "")
+                if format != "lottie" {  // Lottie reduces each property on its own, within the whole tolerance
+                    XCTAssertTrue(problem?.message.contains("half the tolerance 5e-324, each channel's share, is not a positive number") ?? false, problem?.message ?? "")
+                }
+            }
+        }
+    }
+
     func testMonotonePiecesSplitAtTheTurningPoint() {
         // A Hermite segment from 0 to 0 with slopes 1 and −1 over 2 s peaks at t = 1 (value 0.5).
         let reduced = ReducedTrack(times: [0, 2], values: [0, 0], slopes: [.init(incoming: 1, outgoing: 1), .init(incoming: -1, outgoing: -1)],

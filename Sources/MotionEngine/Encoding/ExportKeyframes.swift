@@ -156,6 +156,9 @@ enum ExportKeyframes {
             switch error {
             case .tooManyKeyframes(let limit):
                 throw budget.failure("\(label) needs more than \(limit) keyframes to stay within \(format(shown))")
+            case .invalidTolerance where shown > 0:
+                // 5e-324: its half, each channel's share of a declaration, rounds to 0.
+                throw budget.failure("\(label): half the tolerance \(format(shown)), each channel's share, is not a positive number")
             case .invalidTolerance:
                 throw budget.failure("\(label): the tolerance \(format(shown)) is not a positive number")
             case .toleranceNotMet(let deviation):
