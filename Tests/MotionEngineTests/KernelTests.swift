@@ -531,8 +531,8 @@ final class KernelTests: XCTestCase {
                                     from: 0, to: 0, velocity: 1)
         let band = exp(-12) / omega
         XCTAssertThrowsError(try SpringSettling.settle([aliasing], restDelta: band, restSpeed: 1e6)) { error in
-            XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: SpringSettling.maxChecks))
-            XCTAssertTrue((error as? SpringSettling.Failure)?.message.contains("more than the 2000000 checks") ?? false)
+            XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: SpringSettling.maxChecks, spentBefore: 0))
+            XCTAssertTrue((error as? SpringSettling.Failure)?.message.contains("more than the 2000000 checks of the 1 ms rest grid one request may spend (") ?? false)
         }
 
         // Usual springs: the cases checked against brute force above, a few checks each.
@@ -558,13 +558,15 @@ final class KernelTests: XCTestCase {
             XCTAssertNotNil(try? SpringSettling.settle([usual[0].0], restDelta: 0.01, restSpeed: 0.01))
             let afterOne = shared.used
             XCTAssertThrowsError(try SpringSettling.settle([aliasing], restDelta: band, restSpeed: 1e6)) { error in
-                XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: 50_000))
+                XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: 50_000, spentBefore: afterOne))
+                XCTAssertFalse((error as? SpringSettling.Failure)?.message.contains("before this one") ?? true, "it took the checks itself")
             }
             XCTAssertTrue(shared.isExhausted)
             XCTAssertGreaterThan(afterOne, 0)
-            // Spent: even a usual spring is refused now.
+            // Spent: even a usual spring is refused now, and its message says who spent them.
             XCTAssertThrowsError(try SpringSettling.settle([usual[1].0], restDelta: 0.01, restSpeed: 0.01)) { error in
-                XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: 50_000))
+                XCTAssertEqual(error as? SpringSettling.Failure, .tooMuchWork(checks: 50_000, spentBefore: 50_000))
+                XCTAssertTrue((error as? SpringSettling.Failure)?.message.contains("; the springs settled before this one took 50000 of them (") ?? false)
             }
         }
 

@@ -338,8 +338,9 @@ public enum SpringSettling {
         /// The computation was cancelled before the rest time was found (`settle` with
         /// `cancellable`, `Cancellation`).
         case cancelled
-        /// Finding the rest times took more than the computation's `Budget` of grid checks.
-        case tooMuchWork(checks: Int)
+        /// Finding the rest times took more than the computation's `Budget` of grid checks,
+        /// of which the settles before this one had taken `spentBefore`.
+        case tooMuchWork(checks: Int, spentBefore: Int)
 
         public var message: String {
             switch self {
@@ -349,8 +350,11 @@ public enum SpringSettling {
                 return "the spring takes more than \(format(limit)) s to come to rest"
             case .cancelled:
                 return Cancellation.message
-            case .tooMuchWork(let checks):
-                return "finding when the springs come to rest takes more than the \(checks) checks of the 1 ms rest grid one request may spend "
+            case .tooMuchWork(let checks, let spentBefore):
+                // The budget is the request's: when springs before this one took most of it,
+                // the costly spring may be one of them.
+                let before = spentBefore >= checks / 2 ? "; the springs settled before this one took \(spentBefore) of them" : ""
+                return "finding when the springs come to rest takes more than the \(checks) checks of the 1 ms rest grid one request may spend\(before) "
                     + "(a spring that oscillates at nearly a multiple of 1000 Hz, or whose rest band is far narrower than its motion, "
                     + "must be checked at every millisecond); give a larger restDelta or restSpeed, or more damping"
             }
@@ -595,10 +599,11 @@ public enum SpringSettling {
 
         // Grid checks, charged to the computation's budget every `checksPerCharge`.
         let budget = Budget.current ?? Budget(checks: maxChecks)
+        let spentBefore = budget.used
         var checks = 0
         func charge(looking: Bool = true) throws(Failure) {
             if looking, cancellable, Cancellation.isRequested { throw .cancelled }
-            guard budget.take(checks) else { throw .tooMuchWork(checks: budget.checks) }
+            guard budget.take(checks) else { throw .tooMuchWork(checks: budget.checks, spentBefore: spentBefore) }
             checks = 0
         }
         var rest = 0  // grid index of the rest time: one past the last violation
