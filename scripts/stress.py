@@ -627,6 +627,26 @@ def export_work_documents():
     }
 
 
+def answer_size_documents():
+    """Exports whose answers are many times their documents, counted at their longest before
+    they are written: each refused with a 422 naming max-response-bytes. What they cost
+    before (the sixth review, release build)."""
+    key = "k" * 250000
+    literal = "a" * 4000
+    steps = {"type": "tween", "duration": 1, "easing": "steps(2000)", "properties": [{"path": "x", "to": 1}]}
+    return {
+        # 500 KB: the path on each of 4,000 keyframes, a 1 GB stylesheet, 7 s and 2,033 MB.
+        "a stylesheet of a 250,000-character path": {
+            "fps": 10, "target": {key: 0}, "output": {"format": "css", "simplify": {"tolerance": 1e-9}},
+            "motion": {"type": "tween", "duration": 1, "easing": "steps(2000)", "properties": [{"path": key, "to": 1}]}},
+        # 113 KB: 28 templates of 4,000 literal bytes, a 454 MB answer (503), 933 MB held.
+        "28 templates of 4,000 bytes in waapi": {
+            "fps": 10, "target": {"x": 0}, "motion": steps,
+            "output": {"format": "waapi", "simplify": {"tolerance": 1e-9},
+                       "css": {"declarations": {f"--p{i}": literal + " {x}" for i in range(28)}}}},
+    }
+
+
 def settle_work_documents():
     """Springs whose rest times take a check at every millisecond of the 1 ms rest grid
     (oscillating at 1,000 Hz, ωd · 1 ms = 2π): refused with a 422 naming the rest grid once a
@@ -669,6 +689,7 @@ def probe_compile_work(binary, short):
                 ("decode work", walk_work_documents(), [b"max-properties"], 5),
                 ("export work", export_work_documents(), [b"curves", b"/output/format"], 5),
                 ("settle work", settle_work_documents(), [b"rest grid"], 5),
+                ("answer size", answer_size_documents(), [b"max-response-bytes"], 5),
             ]
             for what, documents, names, most in groups:
                 for name, document in documents.items():
@@ -678,6 +699,16 @@ def probe_compile_work(binary, short):
                     check(status == 422 and all(n in body for n in names), f"{what}, {name}: {status} {body[:200]!r}")
                     check(cpu < most, f"{what}, {name}: {cpu:.1f} s of CPU")
                     figures[name] = round(cpu, 2)
+            # A plot of 2,500 events naming a 50,000-character id (50 KB): 630 MB and 2.2 s
+            # before, its marks now name at most 120 characters of it.
+            plot = {"fps": 10, "target": {"x": 0}, "output": {"format": "svg"},
+                    "motion": {"type": "tween", "id": "&" * 50000, "duration": 0.01, "repeat": 1250, "properties": [{"path": "x", "to": 1}]}}
+            before = server_cpu_seconds(server)
+            status, _, body, _ = post_json(server, "/v1/timelines", json.dumps(plot), timeout=120)
+            cpu = server_cpu_seconds(server) - before
+            check(status == 200 and b"<svg" in body[:200] and len(body) < 4_000_000, f"answer size, the plot: {status} {len(body)} bytes")
+            check(cpu < 5, f"answer size, the plot: {cpu:.1f} s of CPU")
+            figures["plot of 2,500 events of a 50,000-character id"] = round(cpu, 2)
             # A retarget to such springs, under its session's lock (40 leaves: 20 s before).
             leaves = {f"a{i}": 0 for i in range(40)}
             status, headers, body, _ = post_json(server, "/v1/sessions?speed=1", json.dumps(
