@@ -73,7 +73,7 @@ struct ServerCommand: ParsableCommand {
     var maxQueuedComputations: Int?
     @Option(help: "Largest POST/PUT body computed at once on the connection thread rather than on a compute thread, 0 for never (env MOTION_INLINE_MAX_BODY_BYTES; default 1024).")
     var inlineMaxBodyBytes: Int?
-    @Option(help: "Largest frames × tracks of a /v1/timelines answer, a stream or a session computed on the connection thread, and most tracks plus retargeted values of a session whose commands and state reads are; a session listing counts 16 a session (env MOTION_INLINE_MAX_SAMPLES; default 2048).")
+    @Option(help: "Largest frames × tracks of a /v1/timelines answer, a stream or a session computed on the connection thread, and most tracks plus retargeted values (and names, 24 bytes a sample) of a session whose commands and state reads are; a session listing counts 16 a session (env MOTION_INLINE_MAX_SAMPLES; default 2048).")
     var inlineMaxSamples: Int?
     @Option(help: "Per-connection memory for the request head and buffers, bytes, 4096…1048576; a larger head is refused with 431 (env MOTION_CONNECTION_MEMORY; default 16384).")
     var connectionMemory: Int?
