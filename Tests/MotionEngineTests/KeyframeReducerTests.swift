@@ -85,6 +85,31 @@ final class KeyframeReducerTests: XCTestCase {
         XCTAssertLessThanOrEqual(dense.deviation, 0.01, "at t = \(dense.at)")
     }
 
+    /// Steps whose jumps fall between round times: `steps(3)` over 10 s jumps at 3.3333…,
+    /// written 3.3333333334 (a round time within the engine's `timeEpsilon` after the
+    /// jump's bracket). The check held the instants between the jump and that time to the
+    /// value before it and refused the reduction, a whole step off (found by an adversarial
+    /// review: 7 of 77 step counts and durations, in every format).
+    func testStepsBetweenRoundTimesAreExactJumps() throws {
+        for (steps, duration) in [(3, 10.0), (3, 20.0), (3, 100.0), (20, 0.3), (50, 10.0), (50, 20.0), (50, 100.0), (7, 1.0), (4, 1.0)] {
+            let timeline = try compile(#"{"fps":60,"target":{"x":0},"motion":{"type":"tween","duration":\#(duration),"easing":"steps(\#(steps), jump-end)","properties":[{"path":"x","to":1000}]}}"#)
+            let jumps = (1...steps).map { duration * Double($0) / Double(steps) }
+            for interpolation in [SimplifyOptions.Interpolation.linear, .cubic] {
+                let label = "steps(\(steps)) over \(duration) s, \(interpolation)"
+                let (reduced, track) = try reduce(timeline, "x", tolerance: 0.01, interpolation)
+                // Two keyframes at each jump, within the engine's instant of it.
+                var pairs = 0
+                for k in 1..<reduced.times.count where reduced.times[k] == reduced.times[k - 1] {
+                    pairs += 1
+                    XCTAssertTrue(jumps.contains { abs($0 - reduced.times[k]) <= timeEpsilon + 1e-10 }, "\(label): a jump at \(reduced.times[k])")
+                }
+                XCTAssertEqual(pairs, steps, label)
+                let dense = denseDeviation(reduced, { track.value(at: $0) }, window: timeline.window, samples: 50_000, extra: jumps, jumps: jumps)
+                XCTAssertLessThanOrEqual(dense.deviation, 0.01, "\(label) at t = \(dense.at)")
+            }
+        }
+    }
+
     func testInstantSetIsAnExactJump() throws {
         // 0 → 50 over 0.5 s, set to 200 at once, then 200 → 0 over 0.5 s.
         let timeline = try compile(#"""

@@ -199,6 +199,10 @@ public enum KeyframeReducer {
 
         /// Smallest time step looked at (jump location, search resolution).
         static let resolution = 1e-10
+        /// How far from a jump's written time the curve may still stand on the other side of
+        /// it (`locateJump`: the bracket's width, and `timeEpsilon` after it): instants the
+        /// segments on either side of the jump are not held to.
+        static let jumpInstant = timeEpsilon + resolution
 
         mutating func eval(_ t: Double) -> Double {
             evaluations += 1
@@ -240,7 +244,7 @@ public enum KeyframeReducer {
             var pieceStart = (t: a, v: gridV[0])
             for index in 0...jumps.count {
                 let end = index < jumps.count ? (t: jumps[index].t, v: jumps[index].before) : (t: b, v: gridV[gridV.count - 1])
-                try fitPiece(from: pieceStart, to: end, into: &keys)
+                try fitPiece(from: pieceStart, to: end, startsAtJump: index > 0, endsAtJump: index < jumps.count, into: &keys)
                 if index < jumps.count { pieceStart = (t: jumps[index].t, v: jumps[index].after) }
             }
 
@@ -251,7 +255,15 @@ public enum KeyframeReducer {
                 if exhausted { throw .tooManyEvaluations(limit: limits.maxEvaluations) }
                 let (k0, k1) = (keys[i], keys[i + 1])
                 guard k1.t > k0.t else { i += 1; continue }
-                let (worstT, deviation) = verify(k0, k1)
+                // A jump is written at a round time within its bracket or up to `timeEpsilon`
+                // after it (`locateJump`): the instants that close to it are the jump's own,
+                // where the curve may stand on either side. Checked there, `steps(3)` over
+                // 10 s (its jump at 3.33333333333333, written at 3.3333333333) was a whole
+                // step off and refused.
+                let from = i > 0 && keys[i - 1].t == k0.t ? k0.t + Self.jumpInstant : k0.t
+                let until = i + 2 < keys.count && keys[i + 2].t == k1.t ? k1.t - Self.jumpInstant : k1.t
+                guard until > from else { i += 1; continue }
+                let (worstT, deviation) = verify(k0, k1, from: from, until: until)
                 if deviation > epsilon, worstT > k0.t, worstT < k1.t, keys.count < limits.maxKeyframes {
                     let v = eval(worstT)
                     let m = cubic ? centralSlope(at: worstT, within: k0.t, k1.t) : 0
@@ -322,8 +334,11 @@ public enum KeyframeReducer {
             return (eval(t + h) - eval(t - h)) / (2 * h)
         }
 
-        /// Greedy longest segments from `start` to `end` (no jump between them).
-        mutating func fitPiece(from start: (t: Double, v: Double), to end: (t: Double, v: Double), into keys: inout [Key]) throws(ReductionError) {
+        /// Greedy longest segments from `start` to `end` (no jump between them; `startsAtJump`:
+        /// `start` is a jump's value after it, `endsAtJump`: `end` one's value before it, each
+        /// at the jump's written time).
+        mutating func fitPiece(from start: (t: Double, v: Double), to end: (t: Double, v: Double), startsAtJump: Bool, endsAtJump: Bool,
+                               into keys: inout [Key]) throws(ReductionError) {
             let length = end.t - start.t
             var current = Key(t: start.t, v: start.v, slopeIn: 0, slopeOut: 0)
             if cubic, length > 0 {
@@ -343,10 +358,14 @@ public enum KeyframeReducer {
                 last.slopeOut = m
             }
             var step = length / 16
+            // Segments next to a jump are held to the curve outside the jump's own instants.
+            let firstFrom = startsAtJump ? start.t + Self.jumpInstant : start.t
+            let lastUntil = endsAtJump ? end.t - Self.jumpInstant : end.t
+            func from(_ key: Key) -> Double { key.t == start.t ? firstFrom : key.t }
             while current.t < end.t {
                 if exhausted { throw .tooManyEvaluations(limit: limits.maxEvaluations) }
                 if keys.count >= limits.maxKeyframes { throw .tooManyKeyframes(limit: limits.maxKeyframes) }
-                if fits(current, last) {
+                if lastUntil <= from(current) || fits(current, last, from: from(current), until: lastUntil) {
                     break
                 }
                 // Exponential search for a bracket [good, bad], then bisection.
@@ -357,7 +376,7 @@ public enum KeyframeReducer {
                 let smallest = max(Self.resolution, 4 * current.t.magnitude.ulp)
                 while trial > smallest, !exhausted {
                     let key = makeKey(current.t + trial, piece: (start.t, end.t))
-                    if fits(current, key) {
+                    if fits(current, key, from: from(current), until: key.t) {
                         good = trial
                         goodKey = key
                         if trial * 2 >= bad { break }
@@ -375,13 +394,13 @@ public enum KeyframeReducer {
                     while bad - good > max(precision, smallest), !exhausted {
                         let mid = good + (bad - good) / 2
                         let key = makeKey(current.t + mid, piece: (start.t, end.t))
-                        if fits(current, key) { good = mid; goodKey = key } else { bad = mid }
+                        if fits(current, key, from: from(current), until: key.t) { good = mid; goodKey = key } else { bad = mid }
                     }
                 }
                 // A preferred time in the segment's second half, if the segment fits up to it.
                 if let good = goodKey, let p = lastPreferred(in: current.t + (good.t - current.t) / 2, good.t), p < good.t {
                     let key = makeKey(p, piece: (start.t, end.t))
-                    if fits(current, key) { goodKey = key }
+                    if fits(current, key, from: from(current), until: key.t) { goodKey = key }
                 }
                 // No extension fits even at the time resolution: a feature narrower than the
                 // scan; take the smallest step (the final check reports the deviation).
@@ -444,10 +463,13 @@ public enum KeyframeReducer {
 
         /// Whether the segment k0→k1 stays within 0.9·ε at the scan points, eight even points
         /// and the refined worst point.
-        mutating func fits(_ k0: Key, _ k1: Key) -> Bool {
+        /// Whether the segment k0–k1 stays within 0.9·ε of the curve on (`from`, `until`),
+        /// within [k0.t, k1.t].
+        mutating func fits(_ k0: Key, _ k1: Key, from: Double, until: Double) -> Bool {
             let target = 0.9 * epsilon
-            var worst = (t: k0.t, d: 0.0, spacing: (k1.t - k0.t) / 9)
-            let range = gridRange(k0.t, k1.t)
+            guard until > from else { return true }
+            var worst = (t: from, d: 0.0, spacing: (until - from) / 9)
+            let range = gridRange(from, until)
             // A coarse pass first: a segment that does not fit usually misses widely, so most
             // of the search's trials end here after a few dozen scan points.
             let stride = max(1, range.count / 32)
@@ -466,45 +488,48 @@ public enum KeyframeReducer {
                 }
             }
             for j in 1...8 {
-                let t = k0.t + (k1.t - k0.t) * Double(j) / 9
+                let t = from + (until - from) * Double(j) / 9
                 let d = deviation(t, eval(t), k0, k1)
                 if d > target { return false }
-                if d > worst.d { worst = (t, d, (k1.t - k0.t) / 9) }
+                if d > worst.d { worst = (t, d, (until - from) / 9) }
             }
-            return refine(around: worst.t, spacing: worst.spacing, k0, k1).deviation <= target
+            return refine(around: worst.t, spacing: worst.spacing, k0, k1, from: from, until: until).deviation <= target
         }
 
         /// The final check of one segment: the scan midpoints inside it, sixteen even points,
         /// and a refinement around the worst. Returns where the deviation is largest.
-        mutating func verify(_ k0: Key, _ k1: Key) -> (t: Double, deviation: Double) {
-            var worst = (t: (k0.t + k1.t) / 2, d: 0.0, spacing: (k1.t - k0.t) / 17)
-            let range = gridRange(k0.t, k1.t)
-            var previous = k0.t
+        /// The largest deviation of the segment k0–k1 from the curve found on (`from`,
+        /// `until`) (within [k0.t, k1.t]: outside a jump's own instants), and where.
+        mutating func verify(_ k0: Key, _ k1: Key, from: Double, until: Double) -> (t: Double, deviation: Double) {
+            var worst = (t: (from + until) / 2, d: 0.0, spacing: (until - from) / 17)
+            let range = gridRange(from, until)
+            var previous = from
             for i in range.lowerBound...range.upperBound {
-                let next = i < range.upperBound ? gridT[i] : k1.t
+                let next = i < range.upperBound ? gridT[i] : until
                 let t = previous + (next - previous) / 2
-                if t > k0.t, t < k1.t {
+                if t > from, t < until {
                     let d = deviation(t, eval(t), k0, k1)
                     if d > worst.d { worst = (t, d, next - previous) }
                 }
-                if i < range.upperBound {
+                if i < range.upperBound, gridT[i] < until {
                     let d = deviation(gridT[i], gridV[i], k0, k1)
                     if d > worst.d { worst = (gridT[i], d, next - previous) }
                 }
                 previous = next
             }
             for j in 1...16 {
-                let t = k0.t + (k1.t - k0.t) * Double(j) / 17
+                let t = from + (until - from) * Double(j) / 17
                 let d = deviation(t, eval(t), k0, k1)
-                if d > worst.d { worst = (t, d, (k1.t - k0.t) / 17) }
+                if d > worst.d { worst = (t, d, (until - from) / 17) }
             }
-            let refined = refine(around: worst.t, spacing: worst.spacing, k0, k1)
+            let refined = refine(around: worst.t, spacing: worst.spacing, k0, k1, from: from, until: until)
             return refined.deviation > worst.d ? (refined.t, refined.deviation) : (worst.t, worst.d)
         }
 
-        /// Golden-section search for the largest deviation within one spacing of `t`.
-        mutating func refine(around t: Double, spacing: Double, _ k0: Key, _ k1: Key) -> (t: Double, deviation: Double) {
-            var lo = max(k0.t, t - spacing), hi = min(k1.t, t + spacing)
+        /// Golden-section search for the largest deviation within one spacing of `t`, inside
+        /// [`from`, `until`].
+        mutating func refine(around t: Double, spacing: Double, _ k0: Key, _ k1: Key, from: Double, until: Double) -> (t: Double, deviation: Double) {
+            var lo = max(from, t - spacing), hi = min(until, t + spacing)
             guard hi > lo else { return (t, 0) }
             let ratio = 0.6180339887498949
             var x1 = hi - ratio * (hi - lo), x2 = lo + ratio * (hi - lo)
