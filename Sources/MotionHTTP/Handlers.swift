@@ -194,8 +194,9 @@ struct Handlers: Sendable {
         case .failure(let problem): return problem.response
         case nil: return .computeOnPool
         }
-        guard let reservation = liveSegments.reserve(timeline.segments) else {
-            return liveSegments.refusal("stream", segments: timeline.segments).response
+        let cost = LiveSegmentBudget.cost(of: timeline)
+        guard let reservation = liveSegments.reserve(cost) else {
+            return liveSegments.refusal("stream", segments: cost).response
         }
         let format = Self.streamFormat(request)
         let stream = FrameStream(encoder: FrameStreamEncoder(timeline: timeline, format: format),
@@ -313,8 +314,9 @@ struct Handlers: Sendable {
         // created at different times come due in the same pacer wake.
         let wall = Double(StreamPacer.gridTick(atOrAfter: MonotonicClock.now(), phases: configuration.pacerPhases)) / 1e9
         // Given back when the session is freed; a session the registry refuses frees it at once.
-        guard let reservation = liveSegments.reserve(timeline.segments) else {
-            return liveSegments.refusal("session", segments: timeline.segments).response
+        let cost = LiveSegmentBudget.cost(of: timeline)
+        guard let reservation = liveSegments.reserve(cost) else {
+            return liveSegments.refusal("session", segments: cost).response
         }
         let make = { (id: String) in
             LiveSession(id: id, timeline: timeline, speed: speed, wall: wall, maxBacklogFrames: configuration.maxBacklogFrames,

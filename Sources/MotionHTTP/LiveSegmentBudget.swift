@@ -22,6 +22,21 @@ final class LiveSegmentBudget: @unchecked Sendable {
     /// keyframes at `--max-segments`, 1,000,000, held 95 MB; plain tracks hold more).
     static let bytesPerSegment = 95
 
+    /// What a stream or session of `timeline` holds, in segments: its curve segments, and
+    /// its document's target and events beyond their first `freeRetainedBytes` at
+    /// `bytesPerSegment` a segment (`Timeline.retainedBytes`). Counting the segments alone,
+    /// a session of one tween over a 760 KB target counted 1 and held 13 MB; 300 sessions
+    /// of a tween repeated 100,000 times held 1.5 GB and counted 300.
+    static func cost(of timeline: Timeline) -> Int {
+        let extra = max(0, timeline.retainedBytes - freeRetainedBytes) / bytesPerSegment
+        let (sum, overflow) = timeline.segments.addingReportingOverflow(extra)
+        return overflow ? .max : sum
+    }
+
+    /// A timeline's target and events up to this size go with its segments uncounted (a
+    /// usual document's are a few hundred bytes; 10,000 streams at this size, 41 MB).
+    static let freeRetainedBytes = 4096
+
     /// Segments reserved now.
     var current: Int { lock.withLock { held } }
 
@@ -91,6 +106,6 @@ final class LiveSegmentBudget: @unchecked Sendable {
     }
 
     func refusalMessage(_ what: String, segments: Int) -> String {
-        "the open streams and live sessions hold \(current) curve segments; this \(what) needs \(segments) more, over the limit of \(limit) (max-live-segments); end a stream or delete a session, or compile a smaller document"
+        "the open streams and live sessions hold \(current) curve segments (their targets and events counted one for every \(Self.bytesPerSegment) bytes); this \(what) needs \(segments) more, over the limit of \(limit) (max-live-segments); end a stream or delete a session, or compile a smaller document"
     }
 }

@@ -287,6 +287,43 @@ final class SessionEndpointTests: ServerTestCase {
         assertHealthy(server)
     }
 
+    /// A stream or session keeps its document's target and its events as well as its curves:
+    /// they count in `--max-live-segments` beyond their first 4 KB, one for every 95 bytes
+    /// (`Timeline.retainedBytes`). Counted as one segment each, sessions of one tween over a
+    /// 760 KB untouched target held 13 MB apiece, and of a tween repeated 100,000 times
+    /// 4.9 MB (found by an adversarial review).
+    func testTargetsAndEventsCountInTheLiveSegments() throws {
+        let server = try startServer(["--max-live-segments", "30000"])
+        // 30,000 untouched numbers: about 1.2 MB of tree, about 12,600 segments.
+        let wide = #"{"fps":1,"target":{"x":0,"junk":[\#(Array(repeating: "1.5", count: 30_000).joined(separator: ","))]},"motion":{"type":"tween","duration":60,"properties":[{"path":"x","to":1}]}}"#
+        let (first, _) = try createSession(server, wide)
+        let held = try metric(server, "motion_live_segments")
+        XCTAssertGreaterThan(held, 12_000)
+        XCTAssertLessThan(held, 13_500)
+        let (second, _) = try createSession(server, wide)
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 2 * held)
+        let full = try assertProblem(post(server, "/v1/sessions?speed=1", wide), status: 503)
+        XCTAssertTrue(full["detail"]?.string?.contains("max-live-segments") ?? false, "\(full)")
+        try assertProblem(post(server, "/v1/streams?speed=1", wide), status: 503)
+        // A usual document still fits, at its segments alone.
+        let (small, _) = try createSession(server, linear())
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 2 * held + 1)
+        for id in [first, second, small] { XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204) }
+        XCTAssertEqual(try metric(server, "motion_live_segments"), 0)
+
+        // 20,000 plays: about 20,000 events (a `repeated` each) of 48 bytes, about 10,000
+        // segments; two fit, a third does not.
+        let repeated = #"{"fps":1,"target":{"x":0},"motion":{"type":"tween","duration":0.001,"repeat":19999,"properties":[{"path":"x","to":1}]}}"#
+        let (events, _) = try createSession(server, repeated)
+        let eventsHeld = try metric(server, "motion_live_segments")
+        XCTAssertGreaterThan(eventsHeld, 9_000)
+        XCTAssertLessThan(eventsHeld, 11_000)
+        let (more, _) = try createSession(server, repeated)
+        try assertProblem(post(server, "/v1/sessions?speed=1", repeated), status: 503)
+        for id in [events, more] { XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(id)").status, 204) }
+        assertHealthy(server)
+    }
+
     /// A retarget adds a spring segment to every track it redirects, for the session's life:
     /// its share of `--max-live-segments` grows by 10 a track first, and a retarget that does
     /// not fit is a 503 that changes nothing (10,000 retarget values on sessions of 1,000
