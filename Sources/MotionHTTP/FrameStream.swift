@@ -58,6 +58,10 @@ final class FrameStream: PacedStream, @unchecked Sendable {
         }
     }
 
+    override func endUnread(into bytes: inout [UInt8]) {
+        encoder.writeEnd(into: &bytes, interrupted: "unread")
+    }
+
     /// At speed 0 the stream is not paced (as fast as the client reads): libmicrohttpd's pull.
     override var allowsDirectWrites: Bool { speed != 0 }
 

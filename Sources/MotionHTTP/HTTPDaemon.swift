@@ -329,6 +329,18 @@ final class HTTPDaemon: @unchecked Sendable {
         logger.notice("\(text.trimmingCharacters(in: .whitespacesAndNewlines))", metadata: metadata)
     }
 
+    /// Where streams count their large writes not yet sent, beside complete answers
+    /// (`PacedStream.admit`).
+    private var heldLedger: HeldBytesLedger {
+        HeldBytesLedger(take: { [counters, limit = configuration.maxHeldResponseBytes] bytes in
+            counters.lock.withLock {
+                guard counters.heldBytes + bytes <= limit else { return false }
+                counters.heldBytes += bytes
+                return true
+            }
+        }, give: { [counters] bytes in counters.release(bytes) })
+    }
+
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: consuming HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = outgoing(response, context: context)
@@ -552,7 +564,7 @@ final class HTTPDaemon: @unchecked Sendable {
             return MHD_Result.NO
         }
         Self.addHeaders(response.headers, to: mhdResponse)
-        stream?.attach(MHDConnection(connection, directWrites: directWrites), pacer: pacer, metrics: metrics)
+        stream?.attach(MHDConnection(connection, directWrites: directWrites), pacer: pacer, metrics: metrics, ledger: heldLedger)
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result

@@ -535,6 +535,14 @@ final class LiveSession: @unchecked Sendable {
     }
 
     /// A watcher's last line: the session's state and clock time, and why it ended early.
+    /// A watcher's `end` line when its write could not be held (`PacedStream.admit`).
+    func writeUnreadEnd(format: FrameStreamEncoder.Format, atWall wall: Double, into bytes: inout [UInt8]) {
+        lock.withLock {
+            clock.settle(atWall: wall)
+            writeEnd(state: clock.state(atWall: wall).rawValue, time: clock.time(atWall: wall), interrupted: "unread", format: format, into: &bytes)
+        }
+    }
+
     private func writeEnd(state: String, time: Double, interrupted: StaticString?, format: FrameStreamEncoder.Format,
                           into bytes: inout [UInt8]) {
         var w = JSONWriter(capacity: 96)
@@ -771,6 +779,10 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         // Clamped: a tiny speed puts the next frame centuries away, beyond UInt64 nanoseconds.
         next = result.nextWall.map { UInt64(min(max(0, $0) * 1e9, 9e18)) }
         if !result.ended, let next { quietUntil = next }
+    }
+
+    override func endUnread(into bytes: inout [UInt8]) {
+        session.writeUnreadEnd(format: format, atWall: MonotonicClock.seconds, into: &bytes)
     }
 
     // nil while paused: `PacedStream` then wakes the connection every `heartbeatNanos`, so

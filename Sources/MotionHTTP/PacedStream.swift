@@ -42,6 +42,15 @@ enum MonotonicClock {
     static var seconds: Double { Double(now()) / 1e9 }
 }
 
+/// Where a stream counts a large write its client has not taken yet: the daemon's
+/// `--max-held-response-bytes`, which complete answers not yet sent count against too.
+struct HeldBytesLedger: Sendable {
+    /// Counts `bytes` as held, or answers false (counting nothing) past the limit.
+    let take: @Sendable (Int) -> Bool
+    /// Gives back what `take` counted.
+    let give: @Sendable (Int) -> Void
+}
+
 /// A chunked response that the socket pulls from and that produces its bytes as they come
 /// due: `/v1/streams` frames and session watchers.
 ///
@@ -147,6 +156,11 @@ class PacedStream: @unchecked Sendable {
     private var peerGone = false
     /// Where writes are counted by path (`motion_stream_writes_total`).
     private var writeMetrics: ServiceMetrics?
+    /// Where a write over `keptBufferBytes` is counted until it is sent (`admit`), and how
+    /// much of it the stream holds now (at most one write at a time: the next is produced
+    /// only once the last is sent).
+    private var ledger: HeldBytesLedger?
+    private var ledgerHeld = 0
     /// How long a partly written chunk may wait for its peer before the stream is aborted
     /// (libmicrohttpd's own default connection timeout is of the same order).
     var directStallNanos: UInt64 = 30_000_000_000
@@ -166,10 +180,12 @@ class PacedStream: @unchecked Sendable {
     /// Called once the response is queued on its connection. With `pacer`, the frames that
     /// come due while the connection is suspended are written by `wake()` straight to the
     /// socket (when the connection allows it and the stream is paced).
-    func attach(_ connection: SuspendableConnection, pacer: StreamPacer? = nil, metrics: ServiceMetrics? = nil) {
+    func attach(_ connection: SuspendableConnection, pacer: StreamPacer? = nil, metrics: ServiceMetrics? = nil,
+                ledger: HeldBytesLedger? = nil) {
         lock.withLock {
             self.connection = connection
             writeMetrics = metrics
+            self.ledger = ledger
             if connection.allowsDirectWrites, allowsDirectWrites {
                 directPacer = pacer
                 directSocket = connection.directSocket ?? -1
@@ -236,13 +252,48 @@ class PacedStream: @unchecked Sendable {
         if produce { produceDue(now: now, into: &pending) }
     }
 
-    /// Appends what is due at `now` to `bytes`, until the stream has ended. Lock held.
+    /// Appends what is due at `now` to `bytes`, until the stream has ended. Lock held; the
+    /// stream's last write has been sent (what it held is given back here).
     private func produceDue(now: UInt64, into bytes: inout [UInt8]) {
+        releaseHeld()
         guard !ended else { return }
         wokenSinceFill = false
         quietUntil = 0
+        let start = bytes.count
         fill(now: now, into: &bytes)
+        admit(&bytes, from: start)
     }
+
+    /// Counts a write over `keptBufferBytes` (the bytes from `start`) against the daemon's
+    /// held bytes until it is sent; when they are at their limit, the write is replaced by
+    /// the stream's `end` line, `"interrupted":"unread"`. Each stream holds at most one
+    /// write, and a frame with its events may be up to `--max-response-bytes`: 100 watchers
+    /// of a session whose frames carried 100,000 events (9.8 MB a line) that read nothing
+    /// held 1 GB (found by an adversarial review). Lock held.
+    private func admit(_ bytes: inout [UInt8], from start: Int) {
+        let size = bytes.count - start
+        guard size > Self.keptBufferBytes, let ledger else { return }
+        if ledger.take(size) {
+            ledgerHeld = size
+            return
+        }
+        // A new buffer, so that the large one's storage goes now, not when the stream does.
+        bytes = Array(bytes[..<start])
+        endUnread(into: &bytes)
+        ended = true
+        endReason = "unread"
+    }
+
+    /// Gives back what the last write counted (`admit`). Lock held.
+    private func releaseHeld() {
+        guard ledgerHeld > 0 else { return }
+        ledger?.give(ledgerHeld)
+        ledgerHeld = 0
+    }
+
+    /// Appends the stream's `end` line with `"interrupted":"unread"`: its write could not be
+    /// held (`admit`). Called with `lock` held.
+    func endUnread(into bytes: inout [UInt8]) {}
 
     /// Appends what is due at `now` (monotonic ns); sets `ended` after the last bytes.
     /// Called with `lock` held.
@@ -515,6 +566,7 @@ class PacedStream: @unchecked Sendable {
     /// The response was destroyed: the client went away or the stream finished.
     func close() {
         let (summary, report): (Summary, (@Sendable (Summary) -> Void)?) = lock.withLock {
+            releaseHeld()
             closed = true
             connection = nil
             directSocket = -1

@@ -77,7 +77,7 @@ struct ServerCommand: ParsableCommand {
     var inlineMaxSamples: Int?
     @Option(help: "Per-connection memory for the request head and buffers, bytes, 4096…1048576; a larger head is refused with 431 (env MOTION_CONNECTION_MEMORY; default 16384).")
     var connectionMemory: Int?
-    @Option(help: "Bytes of answers held for clients that have not read them (env MOTION_MAX_HELD_RESPONSE_BYTES; default 268435456).")
+    @Option(help: "Bytes of answers held for clients that have not read them, and of stream writes over 64 KiB not yet taken (env MOTION_MAX_HELD_RESPONSE_BYTES; default 268435456).")
     var maxHeldResponseBytes: Int?
     @Option(help: "Bytes of request bodies being received, all connections together; a body that would pass it is refused with 503 and its connection closed (env MOTION_MAX_HELD_REQUEST_BYTES; default 268435456).")
     var maxHeldRequestBytes: Int?

@@ -324,6 +324,43 @@ final class SessionEndpointTests: ServerTestCase {
         assertHealthy(server)
     }
 
+    /// A stream's write over 64 KiB counts against `--max-held-response-bytes` until it is
+    /// sent, as a complete answer does; one that does not fit ends the stream with
+    /// `"interrupted":"unread"` instead of being held. Each stream or watcher holds one write,
+    /// and a frame with its events may reach `--max-response-bytes`: 100 watchers that read
+    /// nothing of frames of 100,000 events held 1 GB (found by an adversarial review).
+    func testLargeStreamWritesCountAsUnreadAnswers() throws {
+        // The frame at 1 s carries 10,000 events: one write of about 640 KB.
+        let document = #"{"fps":1,"target":{"x":0},"motion":{"type":"tween","duration":0.0001,"repeat":9999,"properties":[{"path":"x","to":1}]}}"#
+        let tight = try startServer(["--max-held-response-bytes", "300000"])
+        for speed in ["0", "1"] {
+            let cut = try post(tight, "/v1/streams?speed=\(speed)", document)
+            XCTAssertEqual(cut.status, 200)
+            let lines = cut.text.split(separator: "\n")
+            XCTAssertLessThan(lines.count, 10, "the frame at 1 s is not written")
+            XCTAssertTrue(lines.last?.hasPrefix(#"{"end":true"#) ?? false, "\(lines.suffix(2))")
+            XCTAssertTrue(lines.last?.hasSuffix(#","interrupted":"unread"}"#) ?? false, "\(lines.suffix(2))")
+        }
+        // A session watcher's end says so too, with the session's state.
+        let (id, _) = try createSession(tight, document, speed: "1")
+        let reader = try watch(tight, id)
+        let read = try reader.read(until: { $0["end"]?.bool == true })
+        XCTAssertEqual(read.last?["session"]?.string, id)
+        XCTAssertEqual(read.last?["interrupted"]?.string, "unread", "\(read.suffix(2))")
+        XCTAssertLessThan(read.count, 10)
+
+        // Within the limit the stream is whole, and what it held is given back: an answer
+        // nearly as large as the limit is sent afterwards.
+        let roomy = try startServer(["--max-held-response-bytes", "1000000"])
+        let whole = try post(roomy, "/v1/streams?speed=0", document)
+        XCTAssertEqual(whole.text.split(separator: "\n").filter { $0.contains(#""event":"repeated""#) }.count, 9_999)
+        XCTAssertTrue(whole.text.hasSuffix(#"{"end":true,"frames":2,"duration":1}"# + "\n"), String(whole.text.suffix(100)))
+        let large = try post(roomy, "/v1/timelines", #"{"fps":1000,"motion":{"type":"tween","duration":40,"properties":[{"path":"x","from":0,"to":1}]}}"#)
+        XCTAssertEqual(large.status, 200, large.text.prefix(300).description)
+        XCTAssertGreaterThan(large.body.count, 500_000)
+        XCTAssertLessThan(large.body.count, 1_000_000)
+    }
+
     /// A retarget adds a spring segment to every track it redirects, for the session's life:
     /// its share of `--max-live-segments` grows by 10 a track first, and a retarget that does
     /// not fit is a 503 that changes nothing (10,000 retarget values on sessions of 1,000
