@@ -534,7 +534,6 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
-    /// A watcher's last line: the session's state and clock time, and why it ended early.
     /// A watcher's `end` line when its write could not be held (`PacedStream.admit`).
     func writeUnreadEnd(format: FrameStreamEncoder.Format, atWall wall: Double, into bytes: inout [UInt8]) {
         lock.withLock {
@@ -543,6 +542,7 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
+    /// A watcher's last line: the session's state and clock time, and why it ended early.
     private func writeEnd(state: String, time: Double, interrupted: StaticString?, format: FrameStreamEncoder.Format,
                           into bytes: inout [UInt8]) {
         var w = JSONWriter(capacity: 96)
