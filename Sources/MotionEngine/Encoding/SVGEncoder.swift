@@ -106,7 +106,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
         return String(view)
     }
 
-    /// The bytes `escape(_:into:)` writes for `text`.
+    /// The bytes `escape(_:_:)` writes for `text`.
     static func escapedLength(_ text: String) -> Int {
         var count = 0
         escape(text) { count += $0.count }
