@@ -27,7 +27,10 @@ final class HTTPDaemon: @unchecked Sendable {
     private var daemon: OpaquePointer?
     let compute: ComputePool
     let connectionGuard: ConnectionGuard
-    private let counters = HTTPDaemonCounters()
+    private let counters: HTTPDaemonCounters
+    /// Where streams count their large writes not yet sent, beside complete answers
+    /// (`PacedStream.admit`): the same admission as `answer`'s, against the same limit.
+    private let heldLedger: HeldBytesLedger
     private let inlineBudget = InlineBudget()
     private let libraryLog = LibraryLog()
 
@@ -57,6 +60,9 @@ final class HTTPDaemon: @unchecked Sendable {
         self.logger = logger
         accessLog = logger.handler as? LineLogHandler
         self.state = state
+        let counters = HTTPDaemonCounters(heldLimit: configuration.maxHeldResponseBytes)
+        self.counters = counters
+        heldLedger = HeldBytesLedger(take: { counters.take($0) }, give: { counters.release($0) })
         self.compute = ComputePool(threads: configuration.computeThreads, maxQueued: configuration.maxQueuedComputations)
         self.connectionGuard = ConnectionGuard(headerTimeout: configuration.headerTimeout, minBodyRate: Double(configuration.minBodyRate)) {
             metrics.connectionCut($0)
@@ -226,7 +232,7 @@ final class HTTPDaemon: @unchecked Sendable {
         context.body = []
         context.releaseBody()
         if request.method == "POST" || request.method == "PUT" {
-            request.heldAnswersAtLimit = counters.lock.withLock { counters.heldBytes >= configuration.maxHeldResponseBytes }
+            request.heldAnswersAtLimit = counters.heldAtLimit
         } else {
             // Reads are answered here, bar the few that find a large answer to make (a large
             // session's state): those answer `computeOnPool` and are made on the pool.
@@ -329,18 +335,6 @@ final class HTTPDaemon: @unchecked Sendable {
         logger.notice("\(text.trimmingCharacters(in: .whitespacesAndNewlines))", metadata: metadata)
     }
 
-    /// Where streams count their large writes not yet sent, beside complete answers
-    /// (`PacedStream.admit`).
-    private var heldLedger: HeldBytesLedger {
-        HeldBytesLedger(take: { [counters, limit = configuration.maxHeldResponseBytes] bytes in
-            counters.lock.withLock {
-                guard counters.heldBytes + bytes <= limit else { return false }
-                counters.heldBytes += bytes
-                return true
-            }
-        }, give: { [counters] bytes in counters.release(bytes) })
-    }
-
     /// Queues the response and records the request in the metrics.
     private func answer(_ response: consuming HTTPResponse, route: String, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = outgoing(response, context: context)
@@ -352,18 +346,12 @@ final class HTTPDaemon: @unchecked Sendable {
         var held: HeldBody?
         if case .bytes(let body) = response.body {
             let holder = HeldBody(holding: body)
-            let admitted = counters.lock.withLock { () -> Bool in
-                guard response.alwaysDelivered || holder.count <= Self.alwaysHeldBytes
-                      || counters.heldBytes + holder.count <= configuration.maxHeldResponseBytes else { return false }
-                counters.heldBytes += holder.count
-                return true
-            }
-            if admitted {
+            if counters.take(holder.count, regardless: response.alwaysDelivered || holder.count <= Self.alwaysHeldBytes) {
                 held = holder
             } else {
                 response = outgoing(Router.heldRefusal.response, context: context)
                 let refusal = HeldBody(holding: response.bodyBytes)
-                counters.lock.withLock { counters.heldBytes += refusal.count }
+                _ = counters.take(refusal.count, regardless: true)
                 held = refusal
             }
             held?.counters = counters
@@ -817,9 +805,30 @@ func motionMHDLog(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CCha
 private final class HTTPDaemonCounters: @unchecked Sendable {
     let lock = InlineLock()
     var inFlight = 0
-    var heldBytes = 0
+    /// Bytes of answers and stream writes not yet sent (`--max-held-response-bytes`).
+    private(set) var heldBytes = 0
+    /// `--max-held-response-bytes`.
+    let heldLimit: Int
     /// Request body bytes received and not yet handed to a handler (`--max-held-request-bytes`).
     var bodyBytes = 0
+
+    init(heldLimit: Int) {
+        self.heldLimit = heldLimit
+    }
+
+    /// Whether the held bytes are at `--max-held-response-bytes` or over it.
+    var heldAtLimit: Bool { lock.withLock { heldBytes >= heldLimit } }
+
+    /// Counts `bytes` as held and answers true, unless they would pass the limit and are not
+    /// to be held `regardless` (then counts nothing and answers false). Every byte taken is
+    /// given back through `release`.
+    func take(_ bytes: Int, regardless: Bool = false) -> Bool {
+        lock.withLock {
+            guard regardless || heldBytes + bytes <= heldLimit else { return false }
+            heldBytes += bytes
+            return true
+        }
+    }
 
     func release(_ bytes: Int) {
         lock.withLock { heldBytes -= bytes }
