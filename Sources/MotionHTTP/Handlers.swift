@@ -223,6 +223,7 @@ struct Handlers: Sendable {
     /// "Stream starts on the connection thread").
     private func compiledRequest(_ request: HTTPRequest, allowZeroSpeed: Bool, for use: OutputSize.Use) -> Result<(Timeline, Double), ProblemDetails>? {
         if let refusal = refuseComputing(request) { return .failure(refusal) }
+        if let full = liveSegments.refusalWhenFull(use == .stream ? "stream" : "session") { return .failure(full) }
         let speed: Double
         switch Self.speed(request, allowZero: allowZeroSpeed) {
         case .success(let value): speed = value

@@ -100,6 +100,15 @@ final class LiveSegmentBudget: @unchecked Sendable {
         lock.withLock { held -= count }
     }
 
+    /// The 503 for a new stream or session while the budget is full: every one reserves at
+    /// least one segment (`reserve`), so none can fit, and none is compiled to find out (a
+    /// document at `--max-segments` takes about 0.46 s to compile, release build).
+    func refusalWhenFull(_ what: String) -> ProblemDetails? {
+        let held = current
+        guard held >= limit else { return nil }
+        return .unavailable("the open streams and live sessions hold \(held) curve segments (their targets and events counted one for every \(Self.bytesPerSegment) bytes), the limit of \(limit) (max-live-segments): no \(what) can start until one ends; end a stream or delete a session")
+    }
+
     /// The 503 for a stream or session that does not fit.
     func refusal(_ what: String, segments: Int) -> ProblemDetails {
         .unavailable(refusalMessage(what, segments: segments))

@@ -266,6 +266,13 @@ final class SessionEndpointTests: ServerTestCase {
         let five = ten.replacingOccurrences(of: "[0,0,0,0,0,0,0,0,0,0]", with: "[0,0,0,0,0]")
         let (third, _) = try createSession(server, five)
         XCTAssertEqual(try metric(server, "motion_live_segments"), 25, "the gauge is the held total")
+        // Full: nothing can start, and nothing is compiled to find that out. A document with
+        // a problem (and a stream with a bad speed) gets the 503, not its 422 or 400.
+        let broken = ten.replacingOccurrences(of: #""duration":60"#, with: #""duration":-1"#)
+        for (path, body) in [("/v1/sessions?speed=1", broken), ("/v1/streams?speed=-2", ten), ("/v1/streams?speed=1", broken)] {
+            let refused = try assertProblem(post(server, path, body), status: 503)
+            XCTAssertTrue(refused["detail"]?.string?.contains("the limit of 25 (max-live-segments): no \(path.hasPrefix("/v1/sessions") ? "session" : "stream") can start") ?? false, "\(refused)")
+        }
 
         // Deleting a session gives its segments back; a stream takes them.
         XCTAssertEqual(try send(server, "DELETE", "/v1/sessions/\(first)").status, 204)
