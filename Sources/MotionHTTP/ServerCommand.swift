@@ -33,7 +33,7 @@ struct ServerCommand: ParsableCommand {
     var maxEvents: Int?
     @Option(help: "Most property entries in one document (env MOTION_MAX_PROPERTIES; default 10000).")
     var maxProperties: Int?
-    @Option(help: "Most curve segments compiled for one document: in every play, each element counts its keyframe segments (one without keyframes; a spring's 10 each; a physics body one more per bounce; an additive motion one more per additive layer already on its track; the document's paths 4 per drawn segment) (env MOTION_MAX_SEGMENTS; default 1000000).")
+    @Option(help: "Most curve segments compiled for one document: in every play, each element counts its keyframe segments (one without keyframes; a spring's 10 each; a physics body one more per bounce; a start read from a track with additive layers (no 'from') one more per layer on it; the document's paths 4 per drawn segment) (env MOTION_MAX_SEGMENTS; default 1000000).")
     var maxSegments: Int?
     @Option(help: "Largest answer in bytes, estimated before encoding: a whole timeline, one stream frame with its events, one session watcher read (env MOTION_MAX_RESPONSE_BYTES; default 67108864).")
     var maxResponseBytes: Int?

@@ -154,6 +154,38 @@ final class SegmentBudgetTests: XCTestCase {
         assertOverBudget(problems(document, limits: limits(54)), at: "/motion/children/0/properties/0", limit: 54)
     }
 
+    /// Every read of a track's value that adds up its additive layers is charged one a layer,
+    /// not only an additive play's: 816 layers, then 660,000 plays of plain tweens on the same
+    /// track starting from its value (a 115 KB document) compiled for 105 s within the budget
+    /// when only the layers' own plays were charged. Ten layers (55), then five plain plays
+    /// that each read them (1 + 10 each): a number, a null first keyframe, an array's element.
+    func testEveryReadOfAdditiveLayersIsCharged() throws {
+        let layers = #"{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"p.0","to":1}]}]}"#
+        // `field`: where keyframes' own segments are charged.
+        for (property, field) in [(#"{"path":"p.0","to":5}"#, ""), (#"{"path":"p.0","keyframes":[null,5]}"#, "/keyframes"), (#"{"path":"p","to":[5,0]}"#, "")] {
+            let reads = #"{"type":"group","repeat":4,"children":[{"type":"tween","duration":1,"properties":[\#(property)]}]}"#
+            let document = #"{"fps":1,"target":{"p":[0,0]},"motion":{"type":"sequence","steps":[\#(layers),\#(reads)]}}"#
+            // The array's second element does not change: it gets no track and no segment.
+            let timeline = try compile(document, limits: limits(110))
+            XCTAssertEqual(timeline.segments, 110, property)
+            // 109: the last play's own segment goes over; 100: its read of the ten layers does
+            // (one problem, not a second for the start it could not read).
+            let at = "/motion/steps/1/children/0/properties/0"
+            assertOverBudget(problems(document, limits: limits(109)), at: at + field, limit: 109)
+            assertOverBudget(problems(document, limits: limits(100)), at: at, limit: 100)
+        }
+        // A colour's start reads every channel's layers: ten on red (55), then five plays
+        // to green reading them (10), each with two channels to move (2).
+        let colourLayers = #"{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"c","to":"#ff0000"}]}]}"#
+        let colourReads = #"{"type":"group","repeat":4,"children":[{"type":"tween","duration":1,"properties":[{"path":"c","to":"#00ff00"}]}]}"#
+        let colours = #"{"fps":1,"target":{"c":"#000000"},"motion":{"type":"sequence","steps":[\#(colourLayers),\#(colourReads)]}}"#
+        XCTAssertEqual(try compile(colours, limits: limits(115)).segments, 115)
+        assertOverBudget(problems(colours, limits: limits(110)), at: "/motion/steps/1/children/0/properties/0", limit: 110)
+        // With a `from`, nothing is read and nothing charged beyond the play's own segment.
+        let given = #"{"fps":1,"target":{"p":[0,0]},"motion":{"type":"sequence","steps":[\#(layers),{"type":"group","repeat":4,"children":[{"type":"tween","duration":1,"properties":[{"path":"p.0","from":0,"to":5}]}]}]}}"#
+        XCTAssertEqual(try compile(given, limits: limits(60)).segments, 60)
+    }
+
     /// Each additive layer is evaluated at every frame, so frames × (tracks + layers) is what
     /// `maxSamples` bounds: 3,000 layers over 1,000,001 frames took 26 s when it counted tracks.
     func testAdditiveLayersCountAsSamples() throws {

@@ -375,7 +375,7 @@ final class Scheduler {
                 let curve = DynamicCurve(legs: legs, repetition: timing.repetition, repeatDelay: timing.repeatDelay)
                 var itemBlending = blending
                 itemBlending.bounds = item.bounds
-                builder.append(.dynamic(curve), to: item.leaf, at: start, itemBlending, pointer: header.pointer)
+                builder.append(.dynamic(curve), to: item.leaf, at: start, itemBlending)
                 let home = DynamicCurve(legs: [DynamicCurve.Leg(kernel: item.reverse, duration: reverseLength)])
                 play.homeward.append((item.leaf.track, .dynamic(home), reverseLength, itemBlending))
                 legsOf.append((item.forward, item.reverse))

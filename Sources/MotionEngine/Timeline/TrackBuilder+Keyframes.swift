@@ -61,7 +61,8 @@ extension TrackBuilder {
             var current: [Double] = []
             for leaf in shapeLeaves {
                 let leafPath = path.appending(contentsOf: leaf.relative)
-                guard let value = currentValue(leafPath, at: start) else {
+                guard let value = currentValue(leafPath, at: start, pointer: pointer) else {
+                    if stopped { return nil }
                     let found = path.lookup(in: target)
                     let detail = found.map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of the keyframes" } ?? ""
                     diagnostics.invalid(pointer + "/path", "no value at '\(leafPath)' in target for the null first keyframe\(detail)")
@@ -108,7 +109,8 @@ extension TrackBuilder {
                 guard let parsed = colour(value, at: JSONPointer.appending(pointer + "/keyframes", index)) else { return nil }
                 colours.append(parsed)
             } else {
-                guard let current = currentColour(path, at: start) else {
+                guard let current = currentColour(path, at: start, pointer: pointer) else {
+                    if stopped { return nil }
                     diagnostics.invalid(pointer + "/path", "no colour at '\(path)' in target for the null first keyframe")
                     return nil
                 }
@@ -147,8 +149,7 @@ extension TrackBuilder {
             // `forward.reversed(easing: reverseEasing)`, with the timing made once.
             let reverse = KeyframeLeg(values: values.reversed(), offsets: back.offsets, easings: back.easings)
             let curve = KeyframeCurve(forward: forward, reverse: reverse, timing: timing)
-            append(.keyframes(curve), to: Leaf(track: item.track, from: values[0], to: values[values.count - 1]), at: start, blending,
-                   pointer: property.pointer + "/keyframes")
+            append(.keyframes(curve), to: Leaf(track: item.track, from: values[0], to: values[values.count - 1]), at: start, blending)
             let back = KeyframeCurve(forward: reverse, reverse: reverse, timing: CycleTiming(legDuration: timing.legDuration))
             homeward.append((item.track, .keyframes(back), timing.legDuration, blending))
         }

@@ -36,7 +36,7 @@ extension TrackBuilder {
         var legs: [Leg] = []
         for leaf in leaves {
             let made = TweenCurve(from: leaf.from, to: leaf.to, timing: cycle, easing: easing, reverseEasing: easing)
-            append(.tween(made), to: leaf, at: start, blending, pointer: property.pointer)
+            append(.tween(made), to: leaf, at: start, blending)
             legs.append(Leg(track: leaf.track, from: leaf.from, to: leaf.to, duration: restTime, reverseEasing: easing, blending: blending))
         }
         return (legs, cycle)

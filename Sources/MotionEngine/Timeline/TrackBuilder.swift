@@ -88,7 +88,7 @@ struct TrackBuilder {
         guard stillWanted() else { return false }
         guard let total = EngineLimits.segments(segments, charging: count, weight: weight, limit: maxSegments) else {
             stopped = true
-            diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, an additive motion one more per additive layer already on its track, and the document's paths \(PathGeometry.segmentWeight) per drawn segment; use fewer keyframes, elements or repeats")
+            diagnostics.invalid(pointer, "takes the document over \(maxSegments) curve segments (max-segments): in every play, each element a path, wildcard or stagger reaches counts one per keyframe segment, \(Self.springSegmentWeight) per spring segment, a physics body one more per bounce, reading a track's value for a start one more per additive layer on it, and the document's paths \(PathGeometry.segmentWeight) per drawn segment; use fewer keyframes, elements or repeats")
             return false
         }
         segments = total
@@ -122,7 +122,7 @@ struct TrackBuilder {
         for var leaf in leaves {
             leaf.from = rebase(leaf, blending)
             let curve = TweenCurve(from: leaf.from, to: leaf.to, timing: timing, easing: easing, reverseEasing: reverseEasing)
-            append(.tween(curve), to: leaf, at: start, blending, pointer: property.pointer)
+            append(.tween(curve), to: leaf, at: start, blending)
             legs.append(Leg(track: leaf.track, from: leaf.from, to: leaf.to, duration: timing.legDuration,
                             reverseEasing: reverseEasing, blending: blending))
         }
@@ -146,13 +146,10 @@ struct TrackBuilder {
                              bounds: blending.bounds)
     }
 
-    /// Appends a curve for one leaf with the motion's blending. An additive one is charged one
-    /// segment for each additive layer already on the track: the next motion's implicit start
-    /// reads the track's value, which adds them all up, so 33,000 plays of one additive tween
-    /// in a repeating group (a 234-byte document) compiled for 21 s before they were counted.
-    mutating func append(_ curve: Curve, to leaf: Leaf, at start: Double, _ blending: Blending, pointer: String) {
+    /// Appends a curve for one leaf with the motion's blending. Its layers cost where they are
+    /// read: an implicit start adds them all up (`readCharged`).
+    mutating func append(_ curve: Curve, to leaf: Leaf, at start: Double, _ blending: Blending) {
         if let weight = blending.additiveWeight {
-            guard charge(tracks[leaf.track].additive.count, at: pointer) else { return }
             lastAdditive[leaf.track] = (leaf.from, leaf.to, weight)
             tracks[leaf.track].append(start: start, curve: curve, additive: (weight, leaf.from), bounds: blending.bounds)
         } else {
@@ -254,8 +251,9 @@ struct TrackBuilder {
                 let name = leafPath.description, targetValue = leafPath.lookup(in: target)
                 names.append(name)
                 targetValues.append(targetValue)
-                guard let value = implicitStart(currentValue(named: name, target: targetValue, at: start), of: name,
-                                                path: path, found: path.lookup(in: target), pointer: pointer) else { return nil }
+                // Read first: the read may stop the builder, which `implicitStart` looks at.
+                let current = currentValue(named: name, target: targetValue, at: start, pointer: pointer)
+                guard let value = implicitStart(current, of: name, path: path, found: path.lookup(in: target), pointer: pointer) else { return nil }
                 fromValues.append(value)
             }
             if let existing = path.lookup(in: target),
@@ -295,6 +293,7 @@ struct TrackBuilder {
     /// what the target holds at the property's `path`, looked up only for the message.
     private func implicitStart(_ current: Double?, of leaf: String, path: PropertyPath, found: @autoclosure () -> JSON?, pointer: String) -> Double? {
         guard let value = current else {
+            if stopped { return nil }  // the read went over the budget: that problem is reported
             let detail = found().map { ", and target has \(ValueShape.describe($0)) at '\(path)', not the shape of 'to'" } ?? ""
             diagnostics.invalid(pointer + "/path", "no value at '\(leaf)' in target, and no 'from'\(detail)")
             return nil
@@ -317,8 +316,8 @@ struct TrackBuilder {
         if let from {
             begin = from
         } else {
-            guard let value = implicitStart(currentValue(named: name, target: targetValue, at: start), of: name,
-                                            path: path, found: targetValue, pointer: pointer) else { return nil }
+            let current = currentValue(named: name, target: targetValue, at: start, pointer: pointer)
+            guard let value = implicitStart(current, of: name, path: path, found: targetValue, pointer: pointer) else { return nil }
             begin = value
         }
         // The template the whole value is written into: with a `from`, the `from`; else the
@@ -384,8 +383,12 @@ struct TrackBuilder {
             if let begins {
                 begin = begins[k]
             } else {
-                guard let value = implicitStart(position.map { tracks[$0].value(at: start) } ?? targetValue?.numberValue, of: name,
-                                                path: path, found: existing, pointer: pointer) else { return .some(nil) }
+                var current = targetValue?.numberValue
+                if let position {
+                    guard readCharged(tracks[position].additive.count, at: pointer) else { return .some(nil) }
+                    current = tracks[position].value(at: start)
+                }
+                guard let value = implicitStart(current, of: name, path: path, found: existing, pointer: pointer) else { return .some(nil) }
                 begin = value
             }
             names.append(name)
@@ -429,7 +432,8 @@ struct TrackBuilder {
             guard let parsed = colour(from, at: pointer + "/from") else { return nil }
             begin = parsed
         } else {
-            guard let current = currentColour(path, at: start) else {
+            guard let current = currentColour(path, at: start, pointer: pointer) else {
+                if stopped { return nil }
                 diagnostics.invalid(pointer + "/path", "no colour at '\(path)' in target, and no 'from'")
                 return nil
             }
@@ -455,7 +459,8 @@ struct TrackBuilder {
             diagnostics.invalid(pointer + "/to", "must be a number: '\(path)' names the \(component) of a colour")
             return nil
         }
-        guard let current = currentColour(colourPath, at: start) else {
+        guard let current = currentColour(colourPath, at: start, pointer: pointer) else {
+            if stopped { return nil }
             diagnostics.invalid(pointer + "/path", "no colour at '\(colourPath)' in target")
             return nil
         }
@@ -523,22 +528,45 @@ struct TrackBuilder {
     // MARK: - Current values
 
     /// The current value of a scalar path at time t: its track if a motion already writes
-    /// it, else the target's value.
-    func currentValue(_ path: PropertyPath, at t: Double) -> Double? {
-        currentValue(named: path.description, target: path.lookup(in: target), at: t)
+    /// it, else the target's value. Nil as well once the builder has stopped
+    /// (`readCharged`): callers look at `stopped` before reporting a missing value.
+    mutating func currentValue(_ path: PropertyPath, at t: Double, pointer: String) -> Double? {
+        let found = path.lookup(in: target)
+        return currentValue(named: path.description, target: found, at: t, pointer: pointer)
     }
 
     /// `currentValue` of a path given by its name and its value in the target.
-    func currentValue(named name: String, target value: @autoclosure () -> JSON?, at t: Double) -> Double? {
-        if let index = trackPosition(name) { return tracks[index].value(at: t) }
+    mutating func currentValue(named name: String, target value: @autoclosure () -> JSON?, at t: Double, pointer: String) -> Double? {
+        if let index = trackPosition(name) {
+            guard readCharged(tracks[index].additive.count, at: pointer) else { return nil }
+            return tracks[index].value(at: t)
+        }
         return value()?.numberValue
     }
 
     /// The current colour at `path`: rendered from its tracks, else parsed from the target.
-    func currentColour(_ path: PropertyPath, at t: Double) -> Colour? {
-        if let index = outputPosition(path), let colour = outputs[index].colour({ tracks[$0].value(at: t) }) { return colour }
+    /// Nil once the builder has stopped, as `currentValue`.
+    mutating func currentColour(_ path: PropertyPath, at t: Double, pointer: String) -> Colour? {
+        if let index = outputPosition(path), case .colour(_, let channels) = outputs[index].kind {
+            var layers = 0
+            for channel in channels { layers &+= tracks[channel.track].additive.count }
+            guard readCharged(layers, at: pointer) else { return nil }
+            if let colour = outputs[index].colour({ tracks[$0].value(at: t) }) { return colour }
+        }
         guard case .string(let text)? = path.lookup(in: target) else { return nil }
         return Colour(css: text)
+    }
+
+    /// Charges reading a value that adds up `layers` additive layers (an implicit start, a
+    /// null first keyframe, a colour's start): one segment a layer; reads of tracks without
+    /// layers are free. 33,000 plays of one additive tween in a repeating group (a 234-byte
+    /// document), each starting from the sum of the layers before it, compiled for 21 s before
+    /// layers were counted; counted as they were added (one for each layer already on the
+    /// track), 816 layers then 660,000 plays of other tweens on the same track, each reading
+    /// them (a 115 KB document), still compiled for 105 s within `max-segments` (found by an
+    /// adversarial review).
+    private mutating func readCharged(_ layers: Int, at pointer: String) -> Bool {
+        layers == 0 ? !stopped : charge(layers, at: pointer)
     }
 
     // MARK: - Bookkeeping
