@@ -174,13 +174,14 @@ final class SegmentBudgetTests: XCTestCase {
             assertOverBudget(problems(document, limits: limits(109)), at: at + field, limit: 109)
             assertOverBudget(problems(document, limits: limits(100)), at: at, limit: 100)
         }
-        // A colour's start reads every channel's layers: ten on red (55), then five plays
-        // to green reading them (10), each with two channels to move (2).
-        let colourLayers = #"{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"c","to":"#ff0000"}]}]}"#
-        let colourReads = #"{"type":"group","repeat":4,"children":[{"type":"tween","duration":1,"properties":[{"path":"c","to":"#00ff00"}]}]}"#
-        let colours = #"{"fps":1,"target":{"c":"#000000"},"motion":{"type":"sequence","steps":[\#(colourLayers),\#(colourReads)]}}"#
-        XCTAssertEqual(try compile(colours, limits: limits(115)).segments, 115)
-        assertOverBudget(problems(colours, limits: limits(110)), at: "/motion/steps/1/children/0/properties/0", limit: 110)
+        // A colour's start reads every channel's layers: ten on red (55, each reading the
+        // colour), then five plays to green reading them (10 each), the first moving two
+        // channels, the others red alone (green is there): 55 + 12 + 4 × 11.
+        let colourLayers = ##"{"type":"group","repeat":9,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"c.red","to":1}]}]}"##
+        let colourReads = ##"{"type":"group","repeat":4,"children":[{"type":"tween","duration":1,"properties":[{"path":"c","to":"#00ff00"}]}]}"##
+        let colours = ##"{"fps":1,"target":{"c":"#000000"},"motion":{"type":"sequence","steps":[\##(colourLayers),\##(colourReads)]}}"##
+        XCTAssertEqual(try compile(colours, limits: limits(111)).segments, 111)
+        assertOverBudget(problems(colours, limits: limits(105)), at: "/motion/steps/1/children/0/properties/0", limit: 105)
         // With a `from`, nothing is read and nothing charged beyond the play's own segment.
         let given = #"{"fps":1,"target":{"p":[0,0]},"motion":{"type":"sequence","steps":[\#(layers),{"type":"group","repeat":4,"children":[{"type":"tween","duration":1,"properties":[{"path":"p.0","from":0,"to":5}]}]}]}}"#
         XCTAssertEqual(try compile(given, limits: limits(60)).segments, 60)
