@@ -84,4 +84,33 @@ final class SVGEncoderTests: XCTestCase {
             XCTAssertTrue(problem?.message.contains("leave out events") ?? false, problem?.message ?? "")
         }
     }
+
+    /// What one evaluation of a track counts against the reduction and drawing budgets: one,
+    /// one more for each additive layer, four for a path curve.
+    func testEvaluationCostsWeighPathsAndLayers() throws {
+        XCTAssertEqual(try compile(#"{"fps":1,"target":{"x":0},"motion":{"type":"tween","duration":1,"properties":[{"path":"x","to":1}]}}"#).tracks.map(\.evaluationCost), [1])
+        let path = try compile(#"{"fps":1,"target":{},"motion":{"type":"path","path":"M0 0 C10 50 90 50 100 0","duration":1,"output":"p","rotation":"r"}}"#)
+        XCTAssertEqual(path.tracks.map(\.evaluationCost), [4, 4, 4])
+        let layered = try compile(#"{"fps":1,"target":{"x":0},"motion":{"type":"group","repeat":2,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"x","from":0,"to":1}]}]}}"#)
+        XCTAssertEqual(layered.tracks.map(\.evaluationCost), [4])  // three layers over the base
+    }
+
+    /// The plot's range scans and envelopes have a budget of their own, counted as reductions
+    /// count evaluations: a lane that adds up 10,000 additive layers costs 10,001 at each of
+    /// its scan's 675 points, over the 5,000,000, and is refused before any is evaluated.
+    func testDrawingIsBoundedAsReductionsAre() throws {
+        let layers = #"{"fps":1,"window":{"start":0,"end":1},"target":{"x":0},"motion":{"type":"group","repeat":9999,"children":[{"type":"tween","additive":true,"duration":1,"properties":[{"path":"x","from":0,"to":1}]}]},"output":{"format":"svg","events":false}}"#
+        let timeline = try compile(layers)
+        XCTAssertEqual(timeline.tracks.first?.evaluationCost, 10_001)
+        XCTAssertThrowsError(try SVGEncoder.encode(timeline: timeline)) { error in
+            let problem = (error as? DocumentError)?.problems.first
+            XCTAssertEqual(problem?.pointer, "/output/format")
+            XCTAssertTrue(problem?.message.contains("the plot needs more than 5000000 curve evaluations in all to find its lanes' ranges") ?? false, problem?.message ?? "")
+            XCTAssertTrue(problem?.message.contains("track 'x' counts 10001 at each point") ?? false, problem?.message ?? "")
+        }
+        // 1,000 layers: 675,675 evaluations, drawn.
+        let fewer = try compile(layers.replacingOccurrences(of: #""repeat":9999"#, with: #""repeat":999"#))
+        let svg = String(decoding: try SVGEncoder.encode(timeline: fewer), as: UTF8.self)
+        XCTAssertTrue(svg.hasSuffix("</svg>\n"))
+    }
 }

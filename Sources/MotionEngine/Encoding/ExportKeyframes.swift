@@ -119,7 +119,7 @@ enum ExportKeyframes {
         if curves == animated.count {
             throw budget.failure("\(channels) to export; one answer reduces at most \(most) (\(each))")
         }
-        throw budget.failure("\(channels) to export, which \(animated.count == 1 ? "evaluates" : "evaluate") \(curves) curves in all (tracks, their additive layers, a colour's tracks once and each of its channels); one answer reduces at most \(most) curves (\(each))")
+        throw budget.failure("\(channels) to export, which \(animated.count == 1 ? "evaluates" : "evaluate") \(curves) curves in all (tracks, their additive layers, a colour's tracks once and each of its channels; a path's tracks \(PathCurve.evaluationWeight) each); one answer reduces at most \(most) curves (\(each))")
     }
 
     /// Evaluations `defaultTolerance` spends on one channel.

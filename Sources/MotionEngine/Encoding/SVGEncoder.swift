@@ -19,7 +19,8 @@ import Foundation
 /// `/output/simplify/tolerance`). A track whose exact curve needs more than two points per
 /// pixel column is drawn as its envelope (the least and greatest of four samples in each
 /// column), and so is every track once the plot has spent `TimelineExport.maxTotalEvaluations`
-/// on reductions.
+/// on reductions. Finding the lanes' ranges and drawing envelopes has a budget of its own of
+/// that size (`Plot.chargeDrawing`).
 ///
 /// `output.svg`: `width` (default 960) and `height` (default: 96 px per lane plus the
 /// axes), each 200…8192 px; every lane must be at least 24 px high, so one plot holds at
@@ -161,8 +162,8 @@ public enum SVGEncoder: TimelineFormatEncoder {
         let width: Double, height: Double, laneHeight: Double
         var out = JSONWriter(capacity: 1 << 16)
         var spent = 0
-        /// Envelope evaluations of additive layers (`curve`).
-        var layerSpent = 0
+        /// Evaluations spent finding the lanes' ranges and drawing envelopes (`chargeDrawing`).
+        var drawSpent = 0
 
         /// The event marks to draw (none when `output.events` is false).
         let marks: [EventMark]
@@ -332,14 +333,8 @@ public enum SVGEncoder: TimelineFormatEncoder {
             }
             var points: [(Double, Double)] = []
             let columns = max(1, Int(plotWidth))
-            // The envelope: 4 evaluations a pixel column (at most 337 lanes × 4 × 8,192 in all),
-            // and as many again for each additive layer, which the plot bounds as it bounds
-            // reductions.
-            let (layered, overflow) = (4 * columns).multipliedReportingOverflow(by: cost - 1)
-            if overflow || layerSpent > TimelineExport.maxTotalEvaluations - layered {
-                throw DocumentError([Problem(pointer: required ?? "/output/format", message: "the plot needs more than \(TimelineExport.maxTotalEvaluations) curve evaluations of additive layers in all (track '\(track.path)' adds up \(cost - 1) at each point); plot fewer tracks, a narrower plot or a shorter window", kind: .invalid)])
-            }
-            layerSpent += layered
+            // The envelope: 4 evaluations a pixel column.
+            try chargeDrawing(4 * columns, track)
             for c in 0..<columns {
                 let t0 = start + span * Double(c) / Double(columns), t1 = start + span * Double(c + 1) / Double(columns)
                 var (low, high) = (Double.infinity, -Double.infinity)
@@ -355,6 +350,20 @@ public enum SVGEncoder: TimelineFormatEncoder {
             return (nil, points)
         }
 
+        /// Charges `evaluations` of `track` (each its `evaluationCost`) to `drawSpent`, bounded
+        /// by `TimelineExport.maxTotalEvaluations` as reductions are: the range scans and the
+        /// envelopes, which are not reductions. Uncounted (only additive layers were), 336 lanes
+        /// of path curves, whose reductions spent their budget before falling back to envelopes
+        /// 4,500 px wide, took 8.6 s for one plot (found by an adversarial review). A lane's
+        /// values at the frames are not counted here: they are `max-samples`' to bound.
+        mutating func chargeDrawing(_ evaluations: Int, _ track: Track) throws(DocumentError) {
+            let (weighted, overflow) = evaluations.multipliedReportingOverflow(by: track.evaluationCost)
+            guard !overflow, drawSpent <= TimelineExport.maxTotalEvaluations - weighted else {
+                throw DocumentError([Problem(pointer: "/output/format", message: "the plot needs more than \(TimelineExport.maxTotalEvaluations) curve evaluations in all to find its lanes' ranges and draw the envelopes of curves too jagged to reduce (track '\(track.path)' counts \(track.evaluationCost) at each point: one more for each additive layer, \(PathCurve.evaluationWeight) for a path curve); plot fewer tracks, a narrower plot or a shorter window", kind: .invalid)])
+            }
+            drawSpent += weighted
+        }
+
         mutating func drawLane(_ index: Int, _ track: Track) throws(DocumentError) {
             let y0 = top + Double(index) * laneHeight
             let padding = min(8, laneHeight / 6)
@@ -362,7 +371,9 @@ public enum SVGEncoder: TimelineFormatEncoder {
             // The range: a scan of the window refined around its extremes, the event times
             // (where collisions turn), the frames and the drawn points (all exact values).
             var low = Double.infinity, high = -Double.infinity
-            let scan = 512
+            let scan = 512, refinements = 40
+            let eventsScanned = min(timeline.events.count, 10_000)
+            try chargeDrawing(scan + 1 + 2 * (2 * refinements + 1) + eventsScanned, track)
             var argLow = start, argHigh = start
             for k in 0...scan {
                 let t = start + span * Double(k) / Double(scan)
@@ -372,7 +383,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
             }
             for (at, sign) in [(argLow, -1.0), (argHigh, 1.0)] {
                 var lo = max(start, at - span / Double(scan)), hi = min(timeline.window.end, at + span / Double(scan))
-                for _ in 0..<40 where hi > lo {
+                for _ in 0..<refinements where hi > lo {
                     let m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3
                     if sign * track.value(at: m1) >= sign * track.value(at: m2) { hi = m2 } else { lo = m1 }
                 }
@@ -380,7 +391,7 @@ public enum SVGEncoder: TimelineFormatEncoder {
                 low = min(low, v)
                 high = max(high, v)
             }
-            for event in timeline.events.prefix(10_000) {
+            for event in timeline.events.prefix(eventsScanned) {
                 let v = track.value(at: event.time)
                 low = min(low, v)
                 high = max(high, v)

@@ -14,6 +14,12 @@ public enum Curve: Sendable {
     /// A tween leg through several keyframes (docs/authoring.md).
     indirect case keyframes(KeyframeCurve)
 
+    /// What one evaluation costs, in evaluations of a usual curve (`Track.evaluationCost`).
+    var evaluationWeight: Int {
+        if case .path = self { return PathCurve.evaluationWeight }
+        return 1
+    }
+
     @inline(__always)
     public func value(at tau: Double) -> Double {
         switch self {

@@ -33,8 +33,14 @@ public struct Track: Sendable {
         public var from: Double
     }
 
-    /// Curve evaluations one `value(at:)` costs: the segment in force and every additive layer.
-    public var evaluationCost: Int { 1 &+ additive.count }
+    /// Curve evaluations one `value(at:)` costs, in evaluations of a usual curve: the segment
+    /// in force and every additive layer, a path curve counting `PathCurve.evaluationWeight`.
+    public var evaluationCost: Int { (hasPathSegment ? PathCurve.evaluationWeight : 1) &+ layersCost }
+
+    /// Whether a path curve is among `segments` (`evaluationCost`).
+    private var hasPathSegment = false
+    /// What evaluating every additive layer costs (`evaluationCost`).
+    private var layersCost = 0
 
     public init(path: String, base: Double, wrapsDegrees: Bool = false) {
         self.path = path
@@ -48,8 +54,10 @@ public struct Track: Sendable {
         let segment = Segment(start: start, curve: curve, bounds: bounds)
         if let blend {
             additive.append(Additive(segment: segment, weight: blend.weight, from: blend.from))
+            layersCost &+= curve.evaluationWeight
             return
         }
+        if curve.evaluationWeight > 1 { hasPathSegment = true }
         // The scheduler appends in start order (actions run in time order and append at their
         // own time); should that ever not hold, keep the segments sorted rather than trap.
         if let last = segments.last, last.start > start {
@@ -65,6 +73,7 @@ public struct Track: Sendable {
     mutating func insert(start: Double, curve: Curve) {
         let position = segments.firstIndex { $0.start > start } ?? segments.count
         segments.insert(Segment(start: start, curve: curve, bounds: nil), at: position)
+        if curve.evaluationWeight > 1 { hasPathSegment = true }
     }
 
     /// The value of the segment at `segment` at absolute time t, evaluated in place.
