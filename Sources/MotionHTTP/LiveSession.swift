@@ -59,14 +59,24 @@ final class LiveSession: @unchecked Sendable {
     private var frameCache: [(time: Double, json: [UInt8])] = []
     private var frameCacheNext = 0
     static let frameCacheSize = 8
-    /// The events of recent frame intervals, (after, through] as bits, encoded once for
-    /// every watcher (`writeEvents`): their JSON objects one after another, and where each ends.
-    private var eventCache: [(after: UInt64, through: UInt64, json: [UInt8], ends: [Int])] = []
-    private var eventCacheNext = 0
-    static let eventCacheSize = 8
-    /// Intervals whose events take more than this are encoded for each watcher, not kept.
-    static let eventCacheMaxBytes = 1 << 20
-    /// Event encodings made (for the tests: watchers of one session share them).
+    /// The timeline's events encoded for watchers, by blocks of `eventBlockSize` consecutive
+    /// events (`writeEvents`): each block's JSON objects, each followed by a newline (an
+    /// ndjson watcher's lines as they are), and where each object ends. Watchers copy the
+    /// bytes of the events their frames carry out of the blocks, whatever interval each
+    /// frame spans. Oldest block first in `eventBlockOrder`, evicted past `eventCacheMaxBytes`.
+    private var eventBlocks: [Int: (lines: [UInt8], ends: [Int])] = [:]
+    private var eventBlockOrder: [Int] = []
+    /// The bytes of `eventBlocks`' lines.
+    private var eventCacheBytes = 0
+    static let eventBlockSize = 256
+    /// The most the encoded blocks take together. Cached by interval before (a frame's
+    /// events, up to 1 MiB), one instant of 98,000 events (about 8 MB) was encoded again for
+    /// each of 100 watchers whenever a command made the clock cross it, and the intervals of
+    /// watchers that had not written at the same clock times never matched: 5 s of the
+    /// pacer's time for each crossing, every paced stream stalled as long (found by an
+    /// adversarial review).
+    static let eventCacheMaxBytes = 16 << 20
+    /// Blocks of events encoded (for the tests: watchers of one session share them).
     private(set) var eventEncodings = 0
     /// Reused by every sampling under the lock (no allocation per frame).
     private var sampleScratch: [Double] = []
@@ -316,8 +326,9 @@ final class LiveSession: @unchecked Sendable {
                 backlogFrames = Self.backlogFrames(updated, limit: maxBacklogFrames)
                 frameCache.removeAll()
                 frameCacheNext = 0
-                eventCache.removeAll()
-                eventCacheNext = 0
+                eventBlocks.removeAll()
+                eventBlockOrder.removeAll()
+                eventCacheBytes = 0
             } catch {
                 switch error.kind {
                 case .conflict: throw .conflict(SessionClock.Conflict(state: state, message: error.message), field: error.field)
@@ -669,55 +680,80 @@ final class LiveSession: @unchecked Sendable {
     /// rather than a walk of every event on every frame (a session may hold 100,000
     /// events, and this runs for each watcher's every frame, on the pacer thread).
     ///
-    /// Watchers that follow the clock ask for the same intervals, so each interval's events
-    /// are encoded once (`eventCache`) and copied to every watcher. Encoded per watcher, a
+    /// Each event is encoded once for every watcher (`eventBlocks`), and copied. Encoded per watcher, a
     /// session of 99,000 events at speed 24.75 (25,000 events a second) with its 100
     /// watchers kept the pacer busy all the time, and every other stream was up to 0.65 s
     /// late (found by an adversarial review). Shared, that session's pacer thread spent
     /// 0.79 s of CPU in 6.5 s instead of 5.74 s, and a stream beside it was late by 11 ms
     /// at p99 instead of 74 ms (release, the same machine and minute).
     private func writeEvents(after: Double, through: Double, format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
-        let key = (after: after.bitPattern, through: through.bitPattern)
-        if let cached = eventCache.first(where: { $0.after == key.after && $0.through == key.through }) {
-            writeLines(cached.json, ends: cached.ends, format: format, into: &bytes)
-            return
-        }
-        eventEncodings += 1
-        var w = JSONWriter(capacity: 0)
-        var ends: [Int] = []
         let events = timeline.events
         var index = Self.firstEvent(in: events, laterThan: after - timeEpsilon)
+        // A run of consecutive events of one block, written with one copy.
+        var run: (block: Int, from: Int, to: Int)?
         while index < events.count {
-            let event = events[index]
+            let time = events[index].time
             // In time order up to `timeEpsilon` (the events of one instant are in cause
             // order), so nothing after this one can be due.
-            if event.time > through + 2 * timeEpsilon { break }
-            if event.time > after + timeEpsilon && event.time <= through + timeEpsilon {
-                TimelineEncoder.writeEvent(event, frame: timeline.frameIndex(at: event.time), streamForm: true, into: &w)
-                ends.append(w.bytes.count)
+            if time > through + 2 * timeEpsilon { break }
+            if time > after + timeEpsilon && time <= through + timeEpsilon {
+                let block = index / Self.eventBlockSize
+                if let current = run, current.block == block, current.to == index {
+                    run?.to = index + 1
+                } else {
+                    if let current = run { writeEventRun(current, format: format, into: &bytes) }
+                    run = (block, index, index + 1)
+                }
             }
             index += 1
         }
-        writeLines(w.bytes, ends: ends, format: format, into: &bytes)
-        guard w.bytes.count <= Self.eventCacheMaxBytes else { return }
-        let entry = (after: key.after, through: key.through, json: w.bytes, ends: ends)
-        if eventCacheNext < eventCache.count {
-            eventCache[eventCacheNext] = entry
-        } else {
-            eventCache.append(entry)
-        }
-        eventCacheNext = (eventCacheNext + 1) % Self.eventCacheSize
+        if let current = run { writeEventRun(current, format: format, into: &bytes) }
     }
 
-    /// The JSON objects of `json` (each ending at the next of `ends`), one line each.
-    private func writeLines(_ json: [UInt8], ends: [Int], format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
-        json.withUnsafeBufferPointer { all in
-            var start = 0
-            for end in ends {
-                line(format, "motion", UnsafeBufferPointer(rebasing: all[start..<end]), into: &bytes)
-                start = end
+    /// The lines of events `from..<to` of block `block` (encoded first if it is not cached).
+    private func writeEventRun(_ run: (block: Int, from: Int, to: Int), format: FrameStreamEncoder.Format, into bytes: inout [UInt8]) {
+        let encoded = eventBlock(run.block)
+        let base = run.block * Self.eventBlockSize
+        let first = run.from - base, last = run.to - base - 1
+        let start = first == 0 ? 0 : encoded.ends[first - 1] + 1
+        encoded.lines.withUnsafeBufferPointer { lines in
+            guard format == .serverSentEvents else {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: lines[start...encoded.ends[last]]))
+                return
+            }
+            var from = start
+            for k in first...last {
+                line(format, "motion", UnsafeBufferPointer(rebasing: lines[from..<encoded.ends[k]]), into: &bytes)
+                from = encoded.ends[k] + 1
             }
         }
+    }
+
+    /// Block `block` of the timeline's events, encoded (`eventBlocks`).
+    private func eventBlock(_ block: Int) -> (lines: [UInt8], ends: [Int]) {
+        if let cached = eventBlocks[block] { return cached }
+        eventEncodings += 1
+        let events = timeline.events
+        let range = (block * Self.eventBlockSize)..<min(events.count, (block + 1) * Self.eventBlockSize)
+        var w = JSONWriter(capacity: 0)
+        var ends: [Int] = []
+        ends.reserveCapacity(range.count)
+        for index in range {
+            TimelineEncoder.writeEvent(events[index], frame: timeline.frameIndex(at: events[index].time), streamForm: true, into: &w)
+            ends.append(w.bytes.count)
+            w.byte(UInt8(ascii: "\n"))
+        }
+        let encoded = (lines: w.bytes, ends: ends)
+        while let oldest = eventBlockOrder.first, eventCacheBytes + encoded.lines.count > Self.eventCacheMaxBytes {
+            eventBlockOrder.removeFirst()
+            eventCacheBytes -= eventBlocks.removeValue(forKey: oldest)?.lines.count ?? 0
+        }
+        if encoded.lines.count <= Self.eventCacheMaxBytes {
+            eventBlocks[block] = encoded
+            eventBlockOrder.append(block)
+            eventCacheBytes += encoded.lines.count
+        }
+        return encoded
     }
 
     /// Bisection for the first event later than `time`, in events sorted by time up to
