@@ -105,9 +105,12 @@ final class HTTPDaemon: @unchecked Sendable {
     }
 
     /// Closes every connection and joins the threads. No stream may be suspended, and no
-    /// computation running (its connection is suspended): this waits for them first.
+    /// computation running (its connection is suspended): the computations still waiting or
+    /// running are cancelled (their connections closed without an answer), and this waits
+    /// for them to stop, at the engine's next look.
     func stop() {
         guard let daemon else { return }
+        compute.cancelAll()
         compute.waitIdle(until: .distantFuture)
         MHD_stop_daemon(daemon)
         self.daemon = nil
@@ -295,7 +298,7 @@ final class HTTPDaemon: @unchecked Sendable {
             // second or more each): libmicrohttpd does not watch a suspended connection's
             // socket, so only a look at it tells. A client that only shut down its sending
             // side counts as gone too, as nginx counts it (499).
-            if resumable.isPeerGone {
+            if resumable.isPeerGone || cancellation.isCancelled {
                 metrics.computationSkipped()
                 context.skip()
                 resumable.resume()

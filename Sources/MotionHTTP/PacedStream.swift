@@ -197,10 +197,14 @@ class PacedStream: @unchecked Sendable {
     /// as the client reads is not paced: it stays on libmicrohttpd's pull path).
     var allowsDirectWrites: Bool { true }
 
-    /// Stops direct writes (the daemon is about to close every connection): from here on
-    /// every wake resumes the connection. Waits for a write in progress (the lock). A chunk
-    /// the socket had taken only part of stays cut: its connection is being closed anyway
-    /// (this runs after the drain, only for streams whose clients did not read their end).
+    /// Stops direct writes (the daemon is about to close every connection; the pacer has
+    /// stopped): a suspended connection is handed back to libmicrohttpd, which will not stop
+    /// while one is suspended, and from here on every wake resumes the connection. Waits for
+    /// a write in progress (the lock). A chunk the socket had taken only part of cannot be
+    /// finished by libmicrohttpd's own framing: that connection is closed (this runs after
+    /// the drain, only for streams whose clients did not read their end). Left suspended,
+    /// waiting for a pacer that had stopped to retry its chunk, such a stream made
+    /// libmicrohttpd abort the process on SIGTERM (found by an adversarial review).
     func stopDirectWrites() {
         lock.withLock {
             directPacer = nil
@@ -211,6 +215,7 @@ class PacedStream: @unchecked Sendable {
                 handUnsentChunkToLibmicrohttpd(size: preparedSize)
                 preparedSize = 0
             }
+            if suspended, !closed { handBack(abort: unsentOffset < unsent.count) }
         }
     }
 

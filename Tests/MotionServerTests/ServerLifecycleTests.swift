@@ -347,6 +347,26 @@ final class ServerLifecycleTests: ServerTestCase {
         XCTAssertEqual(server.waitForExit(timeout: 10), .exited(0), server.output)
     }
 
+    /// A paced stream (direct writes) whose client reads nothing is left by the pacer with a
+    /// chunk partly sent, retried every few milliseconds; at the drain timeout the pacer
+    /// stops, and the connection, still suspended, made libmicrohttpd abort the process
+    /// ("MHD_stop_daemon() called while we have suspended connections", found by an
+    /// adversarial review). It is handed back and closed: exit 0.
+    func testDrainTimeoutClosesAPacedStreamWhoseClientStoppedReading() throws {
+        let server = try startServer(["--drain-timeout", "0.5"])
+        let blocker = try server.client(receiveBufferBytes: 4096)
+        defer { blocker.close() }
+        try blocker.sendRequest("POST", "/v1/streams?speed=1", headers: [("Content-Type", "application/json")],
+                                body: Array(Self.bulkyStream().utf8))
+        XCTAssertEqual(try blocker.readResponseHead().status, 200)
+        XCTAssertTrue(blocker.waitForServerToStall(), "the server kept writing to a client that reads nothing")
+        let started = monotonicSeconds()
+        server.signal(SIGTERM)
+        XCTAssertEqual(server.waitForExit(timeout: 10), .exited(0), server.output)
+        XCTAssertLessThan(monotonicSeconds() - started, 5, "the drain timeout bounds the wait")
+        XCTAssertTrue(server.output.contains("drain timeout"), server.output)
+    }
+
     func testDrainTimeoutStopsAStuckStream() throws {
         let server = try startServer(["--drain-timeout", "0.5"])
         let blocker = try openStalledStream(server)
