@@ -47,10 +47,15 @@ final class ConnectionGuard: @unchecked Sendable {
         /// a request (callgrind, the small document with the access log on).
         var clientAddress: String?
 
+        /// A new connection's first request starts with its first byte: the baseline is 0.
+        /// Taken from the socket when libmicrohttpd reports the connection, it counted the
+        /// bytes that came with the connection (a client that sends a partial head at once)
+        /// as before the request, which then never started, and such heads were left to the
+        /// idle timeout (found by an adversarial review).
         init(fd: Int32, now: UInt64) {
             self.fd = fd
             self.since = now
-            self.baseline = ConnectionGuard.bytesReceived(fd) ?? 0
+            self.baseline = 0
         }
     }
 
