@@ -197,6 +197,27 @@ final class HTTPHardeningTests: ServerTestCase {
         XCTAssertTrue(try get(server, "/metrics").text.contains(#"motion_connections_cut_total{reason="header-timeout"} 20"#))
     }
 
+    /// A client that closes its side in the middle of a request head or body can never
+    /// finish it: its connection is let go within a second, not kept (in CLOSE_WAIT, and
+    /// counted against `--max-connections-per-address`) until the header or idle timeout.
+    /// A client that closes its side after a whole request is still answered.
+    func testAClientThatLeavesMidRequestIsLetGo() throws {
+        let server = try startServer(["--header-timeout", "10"])
+        let head = try server.client(readTimeout: 5)
+        try head.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: ")
+        let body = try server.client(readTimeout: 5)
+        try body.send("POST /v1/timelines HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"fps\"")
+        let whole = try server.client(readTimeout: 5)
+        try whole.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        for client in [head, body, whole] { client.shutdownWrite() }
+        defer { [head, body, whole].forEach { $0.close() } }
+        XCTAssertEqual(try whole.readResponse().status, 200)
+        XCTAssertTrue(head.waitForPeerClose(timeout: 3), "a head the client stopped was kept")
+        XCTAssertTrue(body.waitForPeerClose(timeout: 3), "a body the client stopped was kept")
+        // Not counted as cuts: the clients left.
+        XCTAssertTrue(try get(server, "/metrics").text.contains(#"motion_connections_cut_total{reason="header-timeout"} 0"#))
+    }
+
     func testASlowBodyIsCutBelowTheMinimumRate() throws {
         let server = try startServer(["--header-timeout", "1", "--min-body-rate", "1000"])
         let client = try server.client(readTimeout: 5)

@@ -157,6 +157,12 @@ final class RawHTTPClient {
         socketFD = -1
     }
 
+    /// Closes the sending side only (a FIN; the answer can still be read).
+    func shutdownWrite() {
+        guard socketFD >= 0 else { return }
+        shutdown(socketFD, Int32(SHUT_WR))
+    }
+
     /// Closes the connection with a RST (SO_LINGER 0): the abrupt end of a client that died.
     func closeAbruptly() {
         guard socketFD >= 0 else { return }
