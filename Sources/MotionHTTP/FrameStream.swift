@@ -58,6 +58,10 @@ final class FrameStream: PacedStream, @unchecked Sendable {
         }
     }
 
+    override func dueIsHeavy(now: UInt64) -> Bool {
+        encoder.eventsOnNextFrame > Self.heavyEvents
+    }
+
     override func endUnread(into bytes: inout [UInt8]) {
         encoder.writeEnd(into: &bytes, interrupted: "unread")
     }

@@ -551,6 +551,23 @@ final class LiveSession: @unchecked Sendable {
         }
     }
 
+    /// About how many of the timeline's events `watcher`'s next read at `wall` carries: those
+    /// between the earliest and the latest clock time it has to cover (what it is owed, the
+    /// spans queued by commands, and now), both ways. An estimate, for `dueIsHeavy`.
+    func dueEventCount(for watcher: SessionWatcher, atWall wall: Double) -> Int {
+        lock.withLock {
+            guard let state = watchers[ObjectIdentifier(watcher)] else { return 0 }
+            let now = clock.time(atWall: wall)
+            var low = min(state.eventsAfter, now), high = max(state.eventsAfter, now)
+            for case .frames(_, let from, let to) in state.queued {
+                low = min(low, from, to)
+                high = max(high, from, to)
+            }
+            let events = timeline.events
+            return Self.firstEvent(in: events, laterThan: high + timeEpsilon) - Self.firstEvent(in: events, laterThan: low - timeEpsilon)
+        }
+    }
+
     /// A watcher's `end` line when its write could not be held (`PacedStream.admit`).
     func writeUnreadEnd(format: FrameStreamEncoder.Format, atWall wall: Double, into bytes: inout [UInt8]) {
         lock.withLock {
@@ -848,6 +865,10 @@ final class SessionWatcher: PacedStream, @unchecked Sendable {
         // Clamped: a tiny speed puts the next frame centuries away, beyond UInt64 nanoseconds.
         next = result.nextWall.map { UInt64(min(max(0, $0) * 1e9, 9e18)) }
         if !result.ended, let next { quietUntil = next }
+    }
+
+    override func dueIsHeavy(now: UInt64) -> Bool {
+        session.dueEventCount(for: self, atWall: Double(now) / 1e9) > Self.heavyEvents
     }
 
     override func endUnread(into bytes: inout [UInt8]) {

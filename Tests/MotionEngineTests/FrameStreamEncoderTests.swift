@@ -27,6 +27,24 @@ final class FrameStreamEncoderTests: XCTestCase {
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
+    /// `eventsOnNextFrame`: the events the next line carries, for the stream to weigh a wake.
+    func testEventsOnTheNextFrameAreCounted() throws {
+        let timeline = try compile(#"{"fps":10,"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":0.5,"properties":[{"path":"x","to":1}]},{"type":"tween","delay":0.15,"duration":1e-7,"repeat":2999,"properties":[{"path":"y","to":1}]}]}}"#)
+        var encoder = FrameStreamEncoder(timeline: timeline, format: .ndjson)
+        var counts: [Int] = []
+        while encoder.nextFrameTime != nil {
+            let expected = encoder.eventsOnNextFrame
+            var bytes: [UInt8] = []
+            encoder.writeNext(into: &bytes)
+            let written = String(decoding: bytes, as: UTF8.self).split(separator: "\n").filter { $0.contains(#""event":"#) }.count
+            XCTAssertEqual(expected, written)
+            counts.append(expected)
+        }
+        // The group starts with its children at 0; the 3,000 plays cross frame 2 (0.2 s).
+        XCTAssertGreaterThanOrEqual(counts[2], 3_000)
+        XCTAssertEqual(counts.reduce(0, +), timeline.events.count)
+    }
+
     func testFrameLinesAreTheJSONWriterBytes() throws {
         let documents = [
             // One track; many frames (numbers of every length, times like 0.016666666666666666).

@@ -322,6 +322,27 @@ final class SessionOrderingTests: XCTestCase {
         XCTAssertEqual(refused.held, 0)
     }
 
+    /// A watcher's next read is weighed by the events it will carry (`dueEventCount`, for
+    /// `PacedStream.dueIsHeavy`): none while paused, the instant's 3,000 once the clock is
+    /// past it, and again after a seek back before it.
+    func testAWatchersDueEventsAreCounted() throws {
+        let document = #"{"fps":10,"target":{"x":0,"y":0},"motion":{"type":"group","children":[{"type":"tween","duration":2,"properties":[{"path":"x","to":1}]},{"type":"tween","delay":0.5,"duration":1e-7,"repeat":2999,"properties":[{"path":"y","to":1}]}]}}"#
+        let session = try session(document: document)
+        let watcher = SessionWatcher(session: session, format: .ndjson, metrics: ServiceMetrics())
+        XCTAssertTrue(session.addWatcher(watcher, limit: 10))
+        _ = produce(session, watcher, atWall: 0.1)
+        XCTAssertLessThan(session.dueEventCount(for: watcher, atWall: 0.2), 5)
+        let crossing = session.dueEventCount(for: watcher, atWall: 0.7)
+        XCTAssertGreaterThanOrEqual(crossing, 3_000)
+        XCTAssertGreaterThan(crossing, PacedStream.heavyEvents)
+        let read = produce(session, watcher, atWall: 0.7)
+        XCTAssertGreaterThanOrEqual(read.lines.filter { $0.contains(#""event":"repeated""#) }.count, 2_999)
+        XCTAssertLessThan(session.dueEventCount(for: watcher, atWall: 0.7), 5, "nothing more is owed")
+        try session.apply(.seek, time: 0.3, atWall: 0.8)
+        _ = produce(session, watcher, atWall: 0.8)
+        XCTAssertGreaterThanOrEqual(session.dueEventCount(for: watcher, atWall: 1.2), 3_000, "crossed again after the seek")
+    }
+
     /// The bisection for a frame's first event, with the events of one instant a little out
     /// of time order (less than `timeEpsilon`), as `EventOrder` may leave them.
     func testFirstEventBisection() {

@@ -151,6 +151,21 @@ final class StreamEndpointTests: DefaultServerTestCase {
         return lines
     }
 
+    /// A frame carrying more events than the pacer writes itself (`PacedStream.heavyEvents`)
+    /// is written by libmicrohttpd, whole, and the frames after it directly again: every line
+    /// arrives, in order, the framing exact to the last byte.
+    func testAFrameOfManyEventsIsWrittenWhole() throws {
+        let document = #"{"fps":10,"target":{"x":0,"y":0},"output":{"final":false},"motion":{"type":"group","children":[{"type":"tween","duration":0.5,"properties":[{"path":"x","to":1}]},{"type":"tween","delay":0.15,"duration":1e-7,"repeat":2999,"properties":[{"path":"y","to":1}]}]}}"#
+        let client = try server.client()
+        defer { client.close() }
+        let pulledBefore = try streamWrites(server, "libmicrohttpd")
+        let lines = try pacedStreamLines(server, client, document)
+        XCTAssertEqual(lines.filter { $0.hasPrefix(#"{"frame":"#) }.count, 6)
+        XCTAssertEqual(lines.filter { $0.contains(#""event":"repeated""#) }.count, 2_999)
+        XCTAssertTrue(lines.last?.hasPrefix(#"{"end":true"#) ?? false)
+        XCTAssertGreaterThanOrEqual(try streamWrites(server, "libmicrohttpd") - pulledBefore, 1, "the heavy frame went through libmicrohttpd")
+    }
+
     func testDirectWritesKeepTheChunkedFramingAndTheConnection() throws {
         // Paced frames are written by the pacer straight to the socket (--stream-writes
         // direct, the default); the body, its chunks and the connection are as libmicrohttpd

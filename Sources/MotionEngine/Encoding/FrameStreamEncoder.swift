@@ -49,6 +49,16 @@ public struct FrameStreamEncoder: Sendable {
         nextFrame < timeline.frameCount ? timeline.time(ofFrame: nextFrame) : nil
     }
 
+    /// The events the next frame carries (found by bisection).
+    public var eventsOnNextFrame: Int {
+        var low = nextEvent, high = eventFrames.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if eventFrames[middle] <= nextFrame { low = middle + 1 } else { high = middle }
+        }
+        return low - nextEvent
+    }
+
     /// Appends the next frame with its events (or, after the last frame, the end line).
     public mutating func writeNext(into bytes: inout [UInt8]) {
         // The writer takes the caller's buffer (reused from frame to frame by the stream): a
