@@ -583,6 +583,15 @@ def compile_work_documents():
             "fps": 1, "target": items(100), "output": {"events": False, "final": False},
             "motion": {"type": "group", "repeat": 1000, "children": [
                 {**spring, "properties": [{"path": "items.*.o", "keyframes": [i % 2 for i in range(100)]}]}]}},
+        # 1.2 KB: 11.5 s (816 additive layers, then 16,500 plays of 40 plain properties each
+        # starting from their sum; only the layers' own plays were charged; the eighth review).
+        "16,500 plays reading 816 additive layers": {
+            "fps": 1, "target": {"x": 0}, "window": {"start": 0, "end": 1}, "output": {"events": False, "final": False},
+            "motion": {"type": "sequence", "steps": [
+                {"type": "group", "repeat": 815, "children": [
+                    {"type": "tween", "additive": True, "duration": 0.001, "properties": [{"path": "x", "to": 1}]}]},
+                {"type": "group", "repeat": 16499, "children": [
+                    {"type": "tween", "duration": 0.001, "properties": [{"path": "x", "to": 5}] * 40}]}]}},
         # 945 KB: 18.4 s and 4.8 GB (the paths of a document were not bounded together).
         "150 paths of eccentric arcs": {
             "fps": 1, "target": {}, "output": {"events": False, "final": False},
@@ -618,6 +627,13 @@ def export_work_documents():
         "64 placeholders over 1,000 additive layers": {
             "fps": 1, "target": {"x": 0}, "motion": {"type": "group", "children": layers},
             "output": {"events": False, "final": False, "format": "css", "css": {"declarations": {"--a": "{x}" * 64}}}},
+        # 12 KB: 2.8 s to spend the 5,000,000 evaluations (a path curve counted as one, though
+        # finding a point on it costs about four times a tween's; the eighth review).
+        "a css export of 112 path motions": {
+            "fps": 17, "target": {}, "output": {"format": "css", "events": False},
+            "motion": {"type": "group", "children": [
+                {"type": "path", "path": "M0 0 C0 0.001 -1000000 0 0.001 -1000000", "duration": 300, "output": f"d{i}", "rotation": f"r{i}"}
+                for i in range(112)]}},
         # 250 colours, 1,000 channels of three curves each (248 placeholders of one colour
         # in 1.7 KB ran 57 s before; a path named again in a template is now one channel).
         "250 colour placeholders": {
