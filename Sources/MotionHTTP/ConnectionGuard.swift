@@ -150,12 +150,12 @@ final class ConnectionGuard: @unchecked Sendable {
                 } else if Self.elapsed(now, since: track.headStarted) > headerTimeout {
                     cut(track, "the request head was not complete within the header timeout")
                     reasons.append("header-timeout")
-                } else if Self.elapsed(now, since: track.headStarted) > Self.leftAfter, Self.peerClosed(track.fd) {
+                } else if Self.elapsed(now, since: track.headStarted) > Self.leftAfter, DirectSocket.isPeerGone(track.fd) {
                     letGo(track)
                 }
             case .body:
                 let elapsed = Self.elapsed(now, since: track.since)
-                if elapsed > Self.leftAfter, Self.peerClosed(track.fd) {
+                if elapsed > Self.leftAfter, DirectSocket.isPeerGone(track.fd) {
                     letGo(track)
                 } else if elapsed > headerTimeout, Double(track.bodyBytes) < minBodyRate * Double(elapsed) / 1e9 {
                     cut(track, "the request body came slower than the minimum body rate")
@@ -173,16 +173,10 @@ final class ConnectionGuard: @unchecked Sendable {
     }
 
     /// How long a head or body must have been under way before a closed client side is
-    /// taken as the client gone: a client that sends a whole request and then closes its
-    /// side is answered (its request is complete within microseconds of its last byte).
+    /// taken as the client gone (a head or body that stops there can never be complete): a
+    /// client that sends a whole request and then closes its side is answered (its request
+    /// is complete within microseconds of its last byte).
     static let leftAfter: UInt64 = 400_000_000
-
-    /// Whether the client has closed its side with nothing left unread: a request head or
-    /// body that stops there can never be complete.
-    private static func peerClosed(_ fd: Int32) -> Bool {
-        var byte: UInt8 = 0
-        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
-    }
 
     /// Shuts down the socket of a client that left in the middle of a request (lock held):
     /// libmicrohttpd 0.9.75 kept such a connection, in CLOSE_WAIT, until the header timeout

@@ -874,6 +874,16 @@ private final class StreamBinding {
 
 /// A non-blocking `send` on a socket, as direct writes make it.
 enum DirectSocket {
+    /// Whether the client has closed its side (or the socket failed) with nothing left
+    /// unread: a `recv` peek, about a microsecond.
+    static func isPeerGone(_ fd: Int32) -> Bool {
+        guard fd >= 0 else { return true }
+        var byte: UInt8 = 0
+        let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if received == 0 { return true }
+        return received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+    }
+
     static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> DirectSend {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .sent(0) }
         while true {
@@ -908,13 +918,7 @@ private final class MHDConnection: SuspendableConnection, @unchecked Sendable {
     func suspend() { MHD_suspend_connection(connection) }
     func resume() { MHD_resume_connection(connection) }
 
-    var isPeerGone: Bool {
-        guard fd >= 0 else { return true }
-        var byte: UInt8 = 0
-        let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if received == 0 { return true }
-        return received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
-    }
+    var isPeerGone: Bool { DirectSocket.isPeerGone(fd) }
 }
 
 // MARK: - C callbacks (plain functions: no captures, state through the cls pointers)

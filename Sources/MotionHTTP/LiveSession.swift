@@ -75,12 +75,12 @@ final class LiveSession: @unchecked Sendable {
     /// watchers that had not written at the same clock times never matched: 5 s of the
     /// pacer's time for each crossing, every paced stream stalled as long (found by an
     /// adversarial review).
+    /// The blocks hold `cacheSegments(eventCacheBytes)` of `--max-live-segments`
+    /// (`LiveSegmentBudget.bytesPerSegment` a segment, taken as they are added, given back
+    /// as they go). Uncounted, 100 sessions' blocks held 1.3 GB beside a gauge at half the
+    /// budget (found by an adversarial review); a block the budget cannot take is encoded
+    /// for the read and not kept.
     static let eventCacheMaxBytes = 16 << 20
-    /// Segments of `--max-live-segments` the blocks hold (`LiveSegmentBudget.bytesPerSegment`
-    /// a segment, taken as they are added, given back as they go). Uncounted, 100 sessions'
-    /// blocks held 1.3 GB beside a gauge at half the budget (found by an adversarial
-    /// review); a block the budget cannot take is encoded for the read and not kept.
-    private var eventCacheSegments = 0
     /// Blocks of events encoded (for the tests: watchers of one session share them).
     private(set) var eventEncodings = 0
     /// Reused by every sampling under the lock (no allocation per frame).
@@ -562,17 +562,15 @@ final class LiveSession: @unchecked Sendable {
     func dueEventCount(for watcher: SessionWatcher, atWall wall: Double) -> Int {
         guard lock.try() else { return .max }
         defer { lock.unlock() }
-        do {
-            guard let state = watchers[ObjectIdentifier(watcher)] else { return 0 }
-            let now = clock.time(atWall: wall)
-            var low = min(state.eventsAfter, now), high = max(state.eventsAfter, now)
-            for case .frames(_, let from, let to) in state.queued {
-                low = min(low, from, to)
-                high = max(high, from, to)
-            }
-            let events = timeline.events
-            return Self.firstEvent(in: events, laterThan: high + timeEpsilon) - Self.firstEvent(in: events, laterThan: low - timeEpsilon)
+        guard let state = watchers[ObjectIdentifier(watcher)] else { return 0 }
+        let now = clock.time(atWall: wall)
+        var low = min(state.eventsAfter, now), high = max(state.eventsAfter, now)
+        for case .frames(_, let from, let to) in state.queued {
+            low = min(low, from, to)
+            high = max(high, from, to)
         }
+        let events = timeline.events
+        return Self.firstEvent(in: events, laterThan: high + timeEpsilon) - Self.firstEvent(in: events, laterThan: low - timeEpsilon)
     }
 
     /// A watcher's `end` line when its write could not be held (`PacedStream.admit`).
@@ -774,32 +772,27 @@ final class LiveSession: @unchecked Sendable {
             w.byte(UInt8(ascii: "\n"))
         }
         let encoded = (lines: w.bytes, ends: ends)
+        let held = Self.cacheSegments(eventCacheBytes)
         while let oldest = eventBlockOrder.first, eventCacheBytes + encoded.lines.count > Self.eventCacheMaxBytes {
             eventBlockOrder.removeFirst()
             eventCacheBytes -= eventBlocks.removeValue(forKey: oldest)?.lines.count ?? 0
         }
-        guard encoded.lines.count <= Self.eventCacheMaxBytes else { return encoded }
-        // The segments all the blocks held, with this one, now.
-        let segments = Self.segments(ofCacheBytes: eventCacheBytes + encoded.lines.count)
-        if let liveSegments, segments > eventCacheSegments, !liveSegments.grow(by: segments - eventCacheSegments) {
-            settleEventCacheSegments(Self.segments(ofCacheBytes: eventCacheBytes))
+        let kept = encoded.lines.count <= Self.eventCacheMaxBytes
+        let wanted = Self.cacheSegments(eventCacheBytes + (kept ? encoded.lines.count : 0))
+        guard kept, wanted <= held || liveSegments?.grow(by: wanted - held) ?? true else {
+            liveSegments?.shrink(by: held - Self.cacheSegments(eventCacheBytes))
             return encoded
         }
-        settleEventCacheSegments(segments)
+        if wanted < held { liveSegments?.shrink(by: held - wanted) }
         eventBlocks[block] = encoded
         eventBlockOrder.append(block)
         eventCacheBytes += encoded.lines.count
         return encoded
     }
 
-    static func segments(ofCacheBytes bytes: Int) -> Int {
+    /// The segments `bytes` of encoded events hold.
+    private static func cacheSegments(_ bytes: Int) -> Int {
         (bytes + LiveSegmentBudget.bytesPerSegment - 1) / LiveSegmentBudget.bytesPerSegment
-    }
-
-    /// Gives back what the blocks held beyond `segments` (taken already when more).
-    private func settleEventCacheSegments(_ segments: Int) {
-        if segments < eventCacheSegments { liveSegments?.shrink(by: eventCacheSegments - segments) }
-        eventCacheSegments = segments
     }
 
     /// Lets every encoded block go (the timeline changed, or no one watches), and gives back
@@ -807,10 +800,10 @@ final class LiveSession: @unchecked Sendable {
     private func dropEventBlocks() {
         // Freed on the pacer's thread, whose malloc arena would keep them (`MemoryTrim`).
         MemoryTrim.shared.freed(eventCacheBytes)
+        liveSegments?.shrink(by: Self.cacheSegments(eventCacheBytes))
         eventBlocks.removeAll()
         eventBlockOrder.removeAll()
         eventCacheBytes = 0
-        settleEventCacheSegments(0)
     }
 
     /// Bisection for the first event later than `time`, in events sorted by time up to

@@ -43,7 +43,7 @@ struct ServerCommand: ParsableCommand {
     var maxStreams: Int?
     @Option(help: "Live sessions at once (env MOTION_MAX_SESSIONS; default 1000).")
     var maxSessions: Int?
-    @Option(help: "Curve segments (as --max-segments counts them) held by open streams and live sessions together, their targets and events beyond 4 KB counting one for every 95 bytes, a retarget adding 10 for each track it redirects; a stream, session or retarget that would pass it is refused with 503 (env MOTION_MAX_LIVE_SEGMENTS; default 10000000).")
+    @Option(help: "Curve segments (as --max-segments counts them) held by open streams and live sessions together, their targets and events beyond 4 KB counting one for every 95 bytes, a retarget adding 10 for each track it redirects, a watched session's encoded events one for every 95 bytes; a stream, session or retarget that would pass it is refused with 503 (env MOTION_MAX_LIVE_SEGMENTS; default 10000000).")
     var maxLiveSegments: Int?
     @Option(help: "Watchers of one session, 1…100000 (env MOTION_MAX_WATCHERS; default 100).")
     var maxWatchers: Int?
