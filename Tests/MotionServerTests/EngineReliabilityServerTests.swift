@@ -134,7 +134,7 @@ final class EngineReliabilityServerTests: ServerTestCase {
         // Wait until the bodies are in (the resident memory has grown by most of 100 MB).
         var peak = before
         let arrived = Date().addingTimeInterval(10)
-        while peak - before < 80_000, Date() < arrived {
+        while peak - before <= 80_000, Date() < arrived {
             usleep(50_000)
             peak = max(peak, try XCTUnwrap(residentKilobytes(server.pid)))
         }
